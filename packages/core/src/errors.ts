@@ -1,0 +1,144 @@
+import type { SessionKey } from "./session-key.js";
+
+/** The fixed set of codes a {@link MemoriaError} can carry. Stable across releases. */
+export const ERROR_CODES = [
+  "INVALID_SESSION_KEY",
+  "INVALID_MESSAGE",
+  "INVALID_INPUT",
+  "INVALID_OUTPUT",
+  "INVALID_ARGUMENT",
+  "SESSION_BUSY",
+  "SAVE_FAILED",
+  "STORE_UNAVAILABLE",
+  "STORE_CLOSED",
+  "LOCK_TIMEOUT",
+  "CORRUPT_DATA",
+  "MISSING_DEPENDENCY",
+] as const;
+
+export type MemoriaErrorCode = (typeof ERROR_CODES)[number];
+
+const MARKER = Symbol.for("memoria.error");
+
+/**
+ * The base of every error memoria throws. Tell errors apart by `code` (or the
+ * subclasses' `isInstance`), never by message text. `isInstance` works across two
+ * installed copies of the package, where `instanceof` does not.
+ */
+export class MemoriaError extends Error {
+  readonly [MARKER] = true;
+  readonly code: MemoriaErrorCode;
+
+  constructor(code: MemoriaErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+
+  static isInstance(error: unknown): error is MemoriaError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  }
+
+  /** True when `error` is a memoria error with this code. */
+  static hasCode<C extends MemoriaErrorCode>(error: unknown, code: C): error is MemoriaError & { code: C } {
+    return MemoriaError.isInstance(error) && error.code === code;
+  }
+}
+
+/** A session key (or a filter on key fields) is missing, malformed or unsafe. */
+export class InvalidSessionKeyError extends MemoriaError {
+  /** The config field that was wrong, e.g. `sessionId`. */
+  readonly field: string;
+  readonly reason: string;
+
+  constructor(field: string, reason: string, hint?: string) {
+    super(
+      "INVALID_SESSION_KEY",
+      `Invalid session key field "${field}": ${reason}.${hint ? `\n${hint}` : ""}`,
+    );
+    this.field = field;
+    this.reason = reason;
+  }
+
+  static override isInstance(error: unknown): error is InvalidSessionKeyError {
+    return MemoriaError.hasCode(error, "INVALID_SESSION_KEY");
+  }
+}
+
+/** A message cannot be stored without losing something (or is not a message at all). */
+export class InvalidMessageError extends MemoriaError {
+  /** Position of the message in the list that was being stored or read. */
+  readonly index: number;
+  /** Where inside the message the problem is, e.g. `additional_kwargs.when`. */
+  readonly path: string;
+
+  constructor(index: number, path: string, reason: string) {
+    super(
+      "INVALID_MESSAGE",
+      `Cannot store message ${index}${path ? ` at "${path}"` : ""}: ${reason}. ` +
+        "Messages must hold JSON values (strings, finite numbers, booleans, null, arrays, plain objects).",
+    );
+    this.index = index;
+    this.path = path;
+  }
+
+  static override isInstance(error: unknown): error is InvalidMessageError {
+    return MemoriaError.hasCode(error, "INVALID_MESSAGE");
+  }
+}
+
+/** A second turn arrived on a session already running one, with `busySession: "reject"`. */
+export class SessionBusyError extends MemoriaError {
+  readonly sessionKey: SessionKey;
+
+  constructor(sessionKey: SessionKey) {
+    super(
+      "SESSION_BUSY",
+      `Session ${JSON.stringify(sessionKey)} is running another turn. ` +
+        'Retry later, or use busySession: "wait" to queue turns of one session.',
+    );
+    this.sessionKey = sessionKey;
+  }
+
+  static override isInstance(error: unknown): error is SessionBusyError {
+    return MemoriaError.hasCode(error, "SESSION_BUSY");
+  }
+}
+
+/** The turn ran, but its messages could not be saved. Nothing of the turn was stored. */
+export class SaveError extends MemoriaError {
+  readonly sessionKey: SessionKey;
+  readonly turnId: string;
+
+  constructor(sessionKey: SessionKey, turnId: string, cause: unknown) {
+    super(
+      "SAVE_FAILED",
+      `Saving turn ${turnId} of session ${JSON.stringify(sessionKey)} failed: ${describe(cause)}. ` +
+        "Nothing of this turn was stored; the call can be retried.",
+      { cause },
+    );
+    this.sessionKey = sessionKey;
+    this.turnId = turnId;
+  }
+
+  static override isInstance(error: unknown): error is SaveError {
+    return MemoriaError.hasCode(error, "SAVE_FAILED");
+  }
+}
+
+/** A turn lock could not be taken in time. */
+export class LockTimeoutError extends MemoriaError {
+  readonly sessionKey: SessionKey;
+
+  constructor(sessionKey: SessionKey, waitedMs: number) {
+    super(
+      "LOCK_TIMEOUT",
+      `Could not lock session ${JSON.stringify(sessionKey)} within ${waitedMs} ms: another process holds its turn lock.`,
+    );
+    this.sessionKey = sessionKey;
+  }
+}
+
+function describe(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,147 @@
+import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseMessage } from "@langchain/core/messages";
+import { MemoriaError } from "./errors.js";
+import type { SessionKey, SessionKeyFilter } from "./session-key.js";
+
+export interface ReadOptions {
+  /**
+   * Read only the last `last` messages (in order). Stores push this down
+   * (`LRANGE -n -1`, `ORDER BY seq DESC LIMIT n`, a file tail) so the cost of a
+   * windowed read does not grow with the session.
+   * @default all messages
+   */
+  last?: number;
+}
+
+export interface AppendOptions {
+  /**
+   * Tags the appended messages as one turn. A second append with a turn id the
+   * session already holds stores nothing and resolves with `appended: false`.
+   * @default a fresh random id (no deduplication)
+   */
+  turnId?: string;
+}
+
+export interface AppendResult {
+  /** False when the turn id was already stored, so nothing was written. */
+  appended: boolean;
+}
+
+export interface ListOptions {
+  /** @default 100 */
+  limit?: number;
+  /** The `cursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface SessionPage {
+  sessions: SessionKey[];
+  /** Present when there may be more sessions; pass it to the next `list` call. */
+  cursor?: string;
+}
+
+/** What a store can do beyond the core contract. Tests skip by these, saying why. */
+export interface StoreCapabilities {
+  /** Sessions expire after `ttlSeconds` without an append. */
+  ttl: boolean;
+  /** `lock()` serializes turns across processes, not only inside one. */
+  crossProcessLock: boolean;
+  /** Two store instances can open the same data (a server, a file). */
+  sharedBackend: boolean;
+}
+
+export interface LockOptions {
+  /** How long the lock lives if its holder dies without releasing it. @default 60_000 */
+  ttlMs?: number;
+  /** How long to wait for a busy lock before `LockTimeoutError`. @default 30_000 */
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A held turn lock. `release` is safe to call twice. */
+export interface TurnLock {
+  release(): Promise<void>;
+}
+
+/**
+ * Where sessions' messages live. Every store passes `@memoria/testkit`; the
+ * guarantees below are the contract, not options:
+ * ordered reads (by a per-session sequence number, never a clock), windowed reads
+ * pushed down, atomic appends deduplicated by turn id, listing and erasure by any
+ * key field, and messages that round-trip with every field.
+ */
+export interface HistoryStore {
+  /** A short name for messages and benchmarks, e.g. `"sqlite"`. */
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  /** The session's messages in order, or its last `last` ones. New objects each call. */
+  read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]>;
+  /** Appends all of `messages` or none of them. */
+  append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult>;
+  /** Removes the session's messages. */
+  clear(key: SessionKey): Promise<void>;
+  /** How many messages the session holds. */
+  count(key: SessionKey): Promise<number>;
+  /** Sessions whose key matches every field of `filter`, a page at a time. */
+  list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage>;
+  /** Erases every session matching `filter` (at least one field); returns how many. */
+  delete(filter: SessionKeyFilter): Promise<number>;
+  /** The session as a LangChain `BaseListChatMessageHistory`. */
+  history(key: SessionKey): BaseListChatMessageHistory;
+  /** Takes the cross-process turn lock of a session, where the store has one. */
+  lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
+  /** Releases connections. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The default and largest page size of `list`. */
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 10_000;
+
+/** Checks `read` options; returns the window size or undefined for all. */
+export function readWindow(options: ReadOptions | undefined): number | undefined {
+  const last = options?.last;
+  if (last === undefined) return undefined;
+  if (!Number.isSafeInteger(last) || last < 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", `read() option "last" must be a whole number >= 0, got ${String(last)}.`);
+  }
+  return last;
+}
+
+/** Checks `list` options; returns the page size. */
+export function listLimit(options: ListOptions | undefined): number {
+  const limit = options?.limit ?? DEFAULT_LIST_LIMIT;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new MemoriaError("INVALID_ARGUMENT", `list() option "limit" must be a whole number from 1 to ${MAX_LIST_LIMIT}.`);
+  }
+  return limit;
+}
+
+// eslint-disable-next-line no-control-regex
+const TURN_ID = /^[^\u0000-\u001f\u007f]{1,128}$/;
+
+/** Checks a caller's turn id, or makes a fresh one. */
+export function turnIdOf(options: AppendOptions | undefined): string {
+  const turnId = options?.turnId;
+  if (turnId === undefined) return crypto.randomUUID();
+  if (typeof turnId !== "string" || !TURN_ID.test(turnId)) {
+    throw new MemoriaError("INVALID_ARGUMENT", "A turn id must be a string of 1 to 128 characters without control characters.");
+  }
+  return turnId;
+}
+
+/** Refuses an erasure with no field: `delete({})` would erase every session. */
+export function requireFilterField(filter: SessionKeyFilter): void {
+  if (Object.keys(filter).length === 0) {
+    throw new MemoriaError(
+      "INVALID_ARGUMENT",
+      "delete() needs at least one key field, e.g. delete({ userId: \"u1\" }); an empty filter would erase every session.",
+    );
+  }
+}
+
+export class StoreClosedError extends MemoriaError {
+  constructor(storeName: string) {
+    super("STORE_CLOSED", `The ${storeName} store is closed; create a new store to keep working.`);
+  }
+}

@@ -1,0 +1,186 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { MemoriaError } from "./errors.js";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type HistoryStore,
+  type ListOptions,
+  type ReadOptions,
+  type SessionPage,
+  StoreClosedError,
+  listLimit,
+  readWindow,
+  requireFilterField,
+  turnIdOf,
+} from "./history-store.js";
+import { decodeMessage, encodeMessages } from "./message-codec.js";
+import {
+  type SessionKey,
+  type SessionKeyFilter,
+  createKeyFilter,
+  createSessionKey,
+  encodeSessionKey,
+  keyMatches,
+} from "./session-key.js";
+import { StoreChatMessageHistory } from "./store-chat-history.js";
+
+export interface InMemoryStoreOptions {
+  /**
+   * The most sessions kept at once. Past it, the least recently used session is
+   * dropped, so a long-running server cannot grow without bound.
+   * @default 10_000
+   */
+  maxSessions?: number;
+  /**
+   * Seconds a session lives after its last append; unset, sessions never expire.
+   * @default undefined
+   */
+  ttlSeconds?: number;
+  /** Called with the key of each session dropped to stay within `maxSessions`. */
+  onEvict?: (key: SessionKey) => void;
+}
+
+interface Session {
+  key: SessionKey;
+  /** Messages as codec JSON: a read decodes fresh objects, so callers never share state. */
+  messages: string[];
+  turnIds: Set<string>;
+  expiresAt: number;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number | undefined): number | undefined {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", `createInMemoryStore: "${name}" must be a positive number, got ${value}.`);
+  }
+  return value;
+}
+
+/**
+ * A store in this process's memory: for tests, demos and single-process apps
+ * that may lose history on restart. Bounded by `maxSessions` (LRU) and optionally
+ * by `ttlSeconds`. A `Map` keeps least-recently-used order for free: touching a
+ * session moves it to the end.
+ */
+export function createInMemoryStore(options: InMemoryStoreOptions = {}): HistoryStore {
+  const maxSessions = positiveInteger("maxSessions", options.maxSessions, 10_000) as number;
+  const ttlSeconds = positiveInteger("ttlSeconds", options.ttlSeconds, undefined);
+  const sessions = new Map<string, Session>();
+  let closed = false;
+
+  function open(): void {
+    if (closed) throw new StoreClosedError("in-memory");
+  }
+
+  /** The live session for a key, moved to most recently used; expired ones vanish. */
+  function touch(id: string): Session | undefined {
+    const session = sessions.get(id);
+    if (!session) return undefined;
+    sessions.delete(id);
+    if (session.expiresAt <= Date.now()) return undefined;
+    sessions.set(id, session);
+    return session;
+  }
+
+  function live(): Session[] {
+    const now = Date.now();
+    const result: Session[] = [];
+    for (const [id, session] of sessions) {
+      if (session.expiresAt <= now) sessions.delete(id);
+      else result.push(session);
+    }
+    return result;
+  }
+
+  const store: HistoryStore = {
+    name: "in-memory",
+    capabilities: { ttl: true, crossProcessLock: false, sharedBackend: false },
+
+    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
+      open();
+      const id = encodeSessionKey(createSessionKey(key));
+      const last = readWindow(readOptions);
+      const messages = touch(id)?.messages ?? [];
+      const window = last === undefined ? messages : last === 0 ? [] : messages.slice(-last);
+      return window.map((text) => decodeMessage(text));
+    },
+
+    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
+      open();
+      const sessionKey = createSessionKey(key);
+      const turnId = turnIdOf(appendOptions);
+      const encoded = encodeMessages(messages).map((message) => JSON.stringify(message));
+      const id = encodeSessionKey(sessionKey);
+      let session = touch(id);
+      if (session?.turnIds.has(turnId)) return { appended: false };
+      if (!session) {
+        session = { key: sessionKey, messages: [], turnIds: new Set(), expiresAt: Infinity };
+        sessions.set(id, session);
+        evictOverflow();
+      }
+      session.messages.push(...encoded);
+      session.turnIds.add(turnId);
+      session.expiresAt = ttlSeconds === undefined ? Infinity : Date.now() + ttlSeconds * 1000;
+      return { appended: true };
+    },
+
+    async clear(key: SessionKey): Promise<void> {
+      open();
+      sessions.delete(encodeSessionKey(createSessionKey(key)));
+    },
+
+    async count(key: SessionKey): Promise<number> {
+      open();
+      const session = sessions.get(encodeSessionKey(createSessionKey(key)));
+      return session && session.expiresAt > Date.now() ? session.messages.length : 0;
+    },
+
+    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
+      open();
+      const match = createKeyFilter(filter);
+      const limit = listLimit(listOptions);
+      const cursor = listOptions?.cursor;
+      const ids = live()
+        .filter((session) => keyMatches(session.key, match))
+        .map((session) => encodeSessionKey(session.key))
+        .filter((id) => cursor === undefined || id > cursor)
+        .sort();
+      const page = ids.slice(0, limit);
+      const sessionsOut = page.map((id) => (sessions.get(id) as Session).key);
+      return ids.length > limit ? { sessions: sessionsOut, cursor: page[page.length - 1] } : { sessions: sessionsOut };
+    },
+
+    async delete(filter: SessionKeyFilter): Promise<number> {
+      open();
+      const match = createKeyFilter(filter);
+      requireFilterField(match);
+      let deleted = 0;
+      for (const session of live()) {
+        if (keyMatches(session.key, match)) {
+          sessions.delete(encodeSessionKey(session.key));
+          deleted++;
+        }
+      }
+      return deleted;
+    },
+
+    history(key: SessionKey) {
+      return new StoreChatMessageHistory(store, createSessionKey(key));
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      sessions.clear();
+    },
+  };
+
+  function evictOverflow(): void {
+    while (sessions.size > maxSessions) {
+      const [oldestId, oldest] = sessions.entries().next().value as [string, Session];
+      sessions.delete(oldestId);
+      options.onEvict?.(oldest.key);
+    }
+  }
+
+  return store;
+}

@@ -1,0 +1,64 @@
+export {
+  ERROR_CODES,
+  InvalidMessageError,
+  InvalidSessionKeyError,
+  LockTimeoutError,
+  MemoriaError,
+  type MemoriaErrorCode,
+  SaveError,
+  SessionBusyError,
+} from "./errors.js";
+export {
+  DEFAULT_SESSION_FIELDS,
+  MAX_KEY_VALUE_LENGTH,
+  type SessionKey,
+  type SessionKeyFilter,
+  createKeyFilter,
+  createSessionKey,
+  decodeSessionKey,
+  encodeSessionKey,
+  keyMatches,
+  sessionKeyFromConfig,
+  validateSessionFields,
+} from "./session-key.js";
+export { type JsonValue, toJsonValue } from "./json-value.js";
+export {
+  CODEC_VERSION,
+  type EncodedMessage,
+  type StoredMessageType,
+  decodeMessage,
+  encodeMessage,
+  encodeMessages,
+  serializeMessage,
+} from "./message-codec.js";
+export {
+  type AppendOptions,
+  type AppendResult,
+  DEFAULT_LIST_LIMIT,
+  type HistoryStore,
+  type ListOptions,
+  type LockOptions,
+  MAX_LIST_LIMIT,
+  type ReadOptions,
+  type SessionPage,
+  type StoreCapabilities,
+  StoreClosedError,
+  type TurnLock,
+  listLimit,
+  readWindow,
+  requireFilterField,
+  turnIdOf,
+} from "./history-store.js";
+export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";
+export { type InMemoryStoreOptions, createInMemoryStore } from "./in-memory-store.js";
+export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
+export { SessionLocks } from "./turn-lock.js";
+export { type TurnKeys, inputMessagesOf, outputMessagesOf } from "./turn-io.js";
+export {
+  type BusySessionPolicy,
+  type IncompleteTurnPolicy,
+  type MessageHistoryFactory,
+  RunnableWithMessageHistory,
+  type RunnableWithMessageHistoryInput,
+  type SaveErrorContext,
+} from "./runnable-with-message-history.js";

@@ -1,0 +1,69 @@
+/** A value that survives `JSON.stringify` / `JSON.parse` unchanged. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Why a value is not JSON, and where. */
+export class NotJsonError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`${path || "(value)"}: ${reason}`);
+  }
+}
+
+/**
+ * Deep-copies `value` as JSON, or throws {@link NotJsonError} naming the first part
+ * that JSON would change or drop. Object properties holding `undefined` are left
+ * out (as JSON does, and as optional fields mean); anything else JSON cannot carry
+ * (functions, symbols, bigints, NaN, Infinity, dates, maps, class instances, cycles,
+ * `undefined` inside arrays) is refused rather than silently altered.
+ */
+export function toJsonValue(value: unknown, path = ""): JsonValue {
+  return copy(value, path, new Set());
+}
+
+function copy(value: unknown, path: string, ancestors: Set<object>): JsonValue {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) throw new NotJsonError(path, `${value} is not a finite number`);
+      return value;
+    case "object":
+      break;
+    default:
+      throw new NotJsonError(path, `a ${typeof value} cannot be stored`);
+  }
+  if (value === null) return null;
+  if (ancestors.has(value)) throw new NotJsonError(path, "it refers to itself (a cycle)");
+  ancestors.add(value);
+  try {
+    if (Array.isArray(value)) {
+      return value.map((item, i) => {
+        if (item === undefined) throw new NotJsonError(`${path}[${i}]`, "undefined inside an array");
+        return copy(item, `${path}[${i}]`, ancestors);
+      });
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (value as object).constructor?.name ?? "an object with a prototype";
+      throw new NotJsonError(path, `${name} is not a plain object`);
+    }
+    const out: { [key: string]: JsonValue } = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (item === undefined) continue;
+      const itemPath = path ? `${path}.${key}` : key;
+      // defineProperty, so that a key named __proto__ stays an ordinary property.
+      Object.defineProperty(out, key, {
+        value: copy(item, itemPath, ancestors),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  } finally {
+    ancestors.delete(value);
+  }
+}

@@ -1,0 +1,42 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { HistoryStore, ReadOptions } from "./history-store.js";
+import type { SessionKey } from "./session-key.js";
+
+export interface MemoryLoadContext {
+  readonly sessionKey: SessionKey;
+  /** Reads the session's stored messages; pass `last` to read only the tail. */
+  read(options?: ReadOptions): Promise<BaseMessage[]>;
+  /** The messages this turn brings in (already part of the prompt; not yet stored). */
+  readonly input: readonly BaseMessage[];
+  /** The store, when the wrapper was given one (strategies keep derived state there). */
+  readonly store?: HistoryStore;
+  readonly config: RunnableConfig;
+}
+
+export interface MemorySaveContext extends MemoryLoadContext {
+  /** Exactly the messages this turn stored: its input, then its output. */
+  readonly added: readonly BaseMessage[];
+}
+
+/**
+ * Decides what of a session's history reaches the prompt, and what extra state a
+ * turn writes. `load` should read only what it needs (`read({ last })`); the
+ * wrapper calls it once per turn, under the session's turn lock.
+ */
+export interface MemoryStrategy {
+  readonly name: string;
+  /** The messages to put in the prompt's history slot, oldest first. */
+  load(context: MemoryLoadContext): Promise<BaseMessage[]>;
+  /** Runs after the turn's messages were stored, still under the turn lock. */
+  afterSave?(context: MemorySaveContext): Promise<void>;
+}
+
+/** The default strategy: the whole stored history. */
+export function wholeHistory(): MemoryStrategy {
+  return {
+    name: "whole-history",
+    load: ({ read }) => read(),
+  };
+}
+

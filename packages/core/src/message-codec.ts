@@ -1,0 +1,221 @@
+import {
+  AIMessage,
+  type BaseMessage,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  SystemMessage,
+  ToolMessage,
+  isBaseMessage,
+} from "@langchain/core/messages";
+import { InvalidMessageError, MemoriaError } from "./errors.js";
+import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
+
+/** The current version of the stored-message format. */
+export const CODEC_VERSION = 1;
+
+/** The message types memoria stores; the same names LangChain's `StoredMessage` uses. */
+export type StoredMessageType = "human" | "ai" | "system" | "tool" | "function" | "generic";
+
+/**
+ * A message as stored: LangChain's `StoredMessage` shape (`{ type, data }`) plus a
+ * format version. `data` holds only JSON, so every store can keep it as text or
+ * as a document and give back exactly what was written.
+ */
+export interface EncodedMessage {
+  v: typeof CODEC_VERSION;
+  type: StoredMessageType;
+  data: { content: JsonValue } & { [field: string]: JsonValue };
+}
+
+/** Fields every message may carry, and the extra fields of each type. */
+const COMMON_FIELDS = ["content", "id", "name", "additional_kwargs", "response_metadata"] as const;
+const TYPE_FIELDS: Record<StoredMessageType, readonly string[]> = {
+  human: [],
+  system: [],
+  ai: ["tool_calls", "invalid_tool_calls", "usage_metadata"],
+  tool: ["tool_call_id", "artifact", "status", "metadata"],
+  function: [],
+  generic: ["role"],
+};
+/** Fields left out when they hold their constructor default, to keep rows small. */
+const EMPTY_DEFAULTS = new Set(["additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls"]);
+
+function storedType(message: BaseMessage): StoredMessageType {
+  const type = message.getType() as string;
+  switch (type) {
+    case "human":
+    case "ai":
+    case "system":
+    case "tool":
+    case "function":
+    case "generic":
+      return type;
+    default:
+      throw new InvalidMessageError(-1, "type", `messages of type "${type}" cannot be stored`);
+  }
+}
+
+function isEmpty(value: JsonValue): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
+}
+
+/**
+ * Encodes one message losslessly, or throws {@link InvalidMessageError} naming the
+ * field that could not be kept. Chunks are stored as the whole message they add up
+ * to (an `AIMessageChunk` becomes an AI message with its parsed tool calls).
+ */
+export function encodeMessage(message: BaseMessage, index = 0): EncodedMessage {
+  if (!isBaseMessage(message)) {
+    throw new InvalidMessageError(index, "", "expected a LangChain message (BaseMessage)");
+  }
+  let type: StoredMessageType;
+  try {
+    type = storedType(message);
+  } catch (error) {
+    throw new InvalidMessageError(index, "type", (error as InvalidMessageError).message);
+  }
+  const source = message as unknown as Record<string, unknown>;
+  const data: Record<string, JsonValue> = {};
+  for (const field of [...COMMON_FIELDS, ...TYPE_FIELDS[type]]) {
+    const raw = source[field];
+    if (raw === undefined) continue;
+    let value: JsonValue;
+    try {
+      value = toJsonValue(raw, field);
+    } catch (error) {
+      if (error instanceof NotJsonError) throw new InvalidMessageError(index, error.path, error.reason);
+      throw error;
+    }
+    if (EMPTY_DEFAULTS.has(field) && isEmpty(value)) continue;
+    data[field] = value;
+  }
+  if (typeof data.content !== "string" && !Array.isArray(data.content)) {
+    throw new InvalidMessageError(index, "content", "content must be a string or an array of content blocks");
+  }
+  if (type === "tool" && typeof data.tool_call_id !== "string") {
+    throw new InvalidMessageError(index, "tool_call_id", "a tool message needs a tool_call_id");
+  }
+  return { v: CODEC_VERSION, type, data: data as EncodedMessage["data"] };
+}
+
+/** Encodes a message to the JSON text stores keep. */
+export function serializeMessage(message: BaseMessage, index = 0): string {
+  return JSON.stringify(encodeMessage(message, index));
+}
+
+/** Encodes a whole turn, checking every message before anything is written. */
+export function encodeMessages(messages: readonly BaseMessage[]): EncodedMessage[] {
+  if (!Array.isArray(messages)) {
+    throw new MemoriaError("INVALID_ARGUMENT", "append() takes an array of messages.");
+  }
+  return messages.map((message, index) => encodeMessage(message, index));
+}
+
+const TYPE_ALIASES: Record<string, StoredMessageType> = {
+  human: "human",
+  user: "human",
+  humanmessage: "human",
+  humanmessagechunk: "human",
+  ai: "ai",
+  assistant: "ai",
+  aimessage: "ai",
+  aimessagechunk: "ai",
+  system: "system",
+  systemmessage: "system",
+  systemmessagechunk: "system",
+  tool: "tool",
+  toolmessage: "tool",
+  toolmessagechunk: "tool",
+  function: "function",
+  functionmessage: "function",
+  functionmessagechunk: "function",
+  generic: "generic",
+  chat: "generic",
+  chatmessage: "generic",
+  chatmessagechunk: "generic",
+};
+
+/** Scalar fields that older writers (LangChain Python among them) store as null. */
+const NULLABLE_SCALARS = ["id", "name", "tool_call_id", "role", "status"];
+
+function corrupt(reason: string): MemoriaError {
+  return new MemoriaError("CORRUPT_DATA", `Cannot read a stored message: ${reason}.`);
+}
+
+/**
+ * Brings any supported stored form to `{ type, data }`: memoria's own
+ * ({@link EncodedMessage}), LangChain's `StoredMessage` (`toDict()`, and Python's
+ * `message_to_dict`), LangChain's older `{ type, role, text }`, and LangChain's
+ * serialized constructor form (`{ lc: 1, type: "constructor", id, kwargs }`).
+ */
+function normalize(stored: unknown): { type: StoredMessageType; data: Record<string, unknown> } {
+  if (typeof stored !== "object" || stored === null || Array.isArray(stored)) {
+    throw corrupt(`expected an object, got ${stored === null ? "null" : typeof stored}`);
+  }
+  const record = stored as Record<string, unknown>;
+  let typeName: unknown = record.type;
+  let data: unknown = record.data;
+  if (record.lc === 1 && record.type === "constructor" && Array.isArray(record.id)) {
+    typeName = record.id[record.id.length - 1];
+    data = record.kwargs;
+  } else if (data === undefined && "text" in record) {
+    data = { content: record.text, role: record.role };
+  }
+  if (typeof record.v === "number" && record.v > CODEC_VERSION) {
+    throw corrupt(`format version ${record.v} is newer than this memoria (${CODEC_VERSION}); upgrade memoria`);
+  }
+  const type = typeof typeName === "string" ? TYPE_ALIASES[typeName.toLowerCase()] : undefined;
+  if (type === undefined) throw corrupt(`unknown message type ${JSON.stringify(typeName)}`);
+  if (typeof data !== "object" || data === null) throw corrupt(`message of type "${type}" has no data`);
+  return { type, data: data as Record<string, unknown> };
+}
+
+/**
+ * Decodes a stored message (an object, or the JSON text of one) into a new
+ * LangChain message. The message shares nothing with `stored`.
+ */
+export function decodeMessage(stored: unknown): BaseMessage {
+  const parsed = typeof stored === "string" ? parseJson(stored) : stored;
+  const { type, data } = normalize(parsed);
+  const fields: Record<string, unknown> = {};
+  for (const field of [...COMMON_FIELDS, ...TYPE_FIELDS[type]]) {
+    const value = data[field];
+    if (value === undefined || (value === null && NULLABLE_SCALARS.includes(field))) continue;
+    // Text we parsed ourselves is already a private copy; objects handed in are not.
+    fields[field] = typeof stored === "string" ? value : structuredClone(value);
+  }
+  fields.content ??= "";
+  if (type === "ai") {
+    // Pass the lists explicitly: left undefined, AIMessage would re-parse
+    // additional_kwargs.tool_calls and change what was stored.
+    fields.tool_calls ??= [];
+    fields.invalid_tool_calls ??= [];
+  }
+  switch (type) {
+    case "human":
+      return new HumanMessage(fields as never);
+    case "ai":
+      return new AIMessage(fields as never);
+    case "system":
+      return new SystemMessage(fields as never);
+    case "tool":
+      if (typeof fields.tool_call_id !== "string") throw corrupt("a tool message has no tool_call_id");
+      return new ToolMessage(fields as never);
+    case "function":
+      if (typeof fields.name !== "string") throw corrupt("a function message has no name");
+      return new FunctionMessage(fields as never);
+    case "generic":
+      if (typeof fields.role !== "string") throw corrupt("a chat message has no role");
+      return new ChatMessage(fields as never);
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw corrupt(`not valid JSON (${(error as Error).message})`);
+  }
+}

@@ -1,0 +1,171 @@
+import { InvalidSessionKeyError, MemoriaError } from "./errors.js";
+
+/**
+ * Names one conversation: an ordered record of config field to string value,
+ * e.g. `{ sessionId: "abc" }` or `{ userId: "u1", conversationId: "c7" }`.
+ * Keys built by {@link createSessionKey} are frozen and have no prototype.
+ */
+export type SessionKey = Readonly<Record<string, string>>;
+
+/** A filter on key fields: every given field must match exactly. */
+export type SessionKeyFilter = Readonly<Record<string, string>>;
+
+/** The longest value a session key field may hold, in UTF-16 code units. */
+export const MAX_KEY_VALUE_LENGTH = 256;
+
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const RESERVED_FIELDS = new Set(["__proto__", "constructor", "prototype", "toString", "valueOf", "hasOwnProperty"]);
+// C0 and C1 controls, DEL, and the line / paragraph separators.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The default session fields, as in LangChain: `configurable.sessionId`. */
+export const DEFAULT_SESSION_FIELDS: readonly string[] = Object.freeze(["sessionId"]);
+
+/** Checks a list of field names given as `sessionFields`. */
+export function validateSessionFields(fields: readonly string[]): readonly string[] {
+  if (!Array.isArray(fields) || fields.length === 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", "sessionFields must be a non-empty array of field names.");
+  }
+  const seen = new Set<string>();
+  for (const field of fields) {
+    checkFieldName(field);
+    if (seen.has(field)) throw new MemoriaError("INVALID_ARGUMENT", `sessionFields names "${field}" twice.`);
+    seen.add(field);
+  }
+  return Object.freeze([...fields]);
+}
+
+function checkFieldName(field: unknown): asserts field is string {
+  if (typeof field !== "string" || !FIELD_NAME.test(field) || RESERVED_FIELDS.has(field)) {
+    throw new InvalidSessionKeyError(
+      String(field),
+      "a field name must start with a letter and hold at most 64 letters, digits or underscores",
+    );
+  }
+}
+
+function checkValue(field: string, value: unknown, hint?: string): asserts value is string {
+  if (value === undefined || value === null) throw new InvalidSessionKeyError(field, "it is missing", hint);
+  if (typeof value !== "string") {
+    throw new InvalidSessionKeyError(field, `expected a string, got ${describeType(value)}`, hint);
+  }
+  if (value.length === 0) throw new InvalidSessionKeyError(field, "it is empty", hint);
+  if (value.length > MAX_KEY_VALUE_LENGTH) {
+    throw new InvalidSessionKeyError(field, `it is ${value.length} characters long; the limit is ${MAX_KEY_VALUE_LENGTH}`, hint);
+  }
+  if (CONTROL.test(value)) throw new InvalidSessionKeyError(field, "it contains a control character", hint);
+  if (LONE_SURROGATE.test(value)) throw new InvalidSessionKeyError(field, "it contains an unpaired surrogate", hint);
+}
+
+function describeType(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function freezeRecord(entries: [string, string][]): SessionKey {
+  const record: Record<string, string> = Object.create(null);
+  for (const [field, value] of entries) record[field] = value;
+  return Object.freeze(record);
+}
+
+/**
+ * Validates a session key given as a record and returns a frozen copy with no
+ * prototype. Field order is kept.
+ */
+export function createSessionKey(record: Readonly<Record<string, unknown>>): SessionKey {
+  if (typeof record !== "object" || record === null || Array.isArray(record)) {
+    throw new InvalidSessionKeyError("(key)", `expected an object of field to string, got ${describeType(record)}`);
+  }
+  const entries = Object.keys(record).map((field): [string, string] => {
+    checkFieldName(field);
+    const value = record[field];
+    checkValue(field, value);
+    return [field, value];
+  });
+  if (entries.length === 0) throw new InvalidSessionKeyError("(key)", "a session key needs at least one field");
+  return freezeRecord(entries);
+}
+
+/**
+ * Validates a filter on key fields (for `list` and `delete`). An empty filter is
+ * allowed here; stores decide whether it is legal for an operation.
+ */
+export function createKeyFilter(filter: Readonly<Record<string, unknown>> | undefined): SessionKeyFilter {
+  if (filter === undefined) return freezeRecord([]);
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter)) {
+    throw new InvalidSessionKeyError("(filter)", `expected an object of field to string, got ${describeType(filter)}`);
+  }
+  return freezeRecord(
+    Object.keys(filter).map((field): [string, string] => {
+      checkFieldName(field);
+      const value = filter[field];
+      checkValue(field, value);
+      return [field, value];
+    }),
+  );
+}
+
+/**
+ * Reads the session key named by `fields` from a call's `configurable`, validating
+ * each value. Only own properties count, so nothing can come from a prototype.
+ */
+export function sessionKeyFromConfig(
+  configurable: Readonly<Record<string, unknown>> | undefined,
+  fields: readonly string[] = DEFAULT_SESSION_FIELDS,
+  exampleInput: unknown = "hello",
+): SessionKey {
+  const example = Object.fromEntries(fields.map((field) => [field, `my-${field.toLowerCase()}`]));
+  const hint =
+    `Pass it in the call's config, e.g. chain.invoke(${JSON.stringify(exampleInput)}, ` +
+    `${JSON.stringify({ configurable: example })})`;
+  return freezeRecord(
+    fields.map((field): [string, string] => {
+      const value =
+        configurable && Object.prototype.hasOwnProperty.call(configurable, field) ? configurable[field] : undefined;
+      checkValue(field, value, hint);
+      return [field, value];
+    }),
+  );
+}
+
+const UNRESERVED = /[^A-Za-z0-9_.-]/gu;
+
+function escapeComponent(value: string): string {
+  return value.replace(UNRESERVED, (ch) =>
+    Array.from(new TextEncoder().encode(ch), (b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""),
+  );
+}
+
+/**
+ * The canonical string of a key: fields sorted by name, `field=value` pairs joined
+ * by `&`, every byte outside `[A-Za-z0-9_.-]` percent-encoded. Two keys are the same
+ * session exactly when their encodings are equal. The result holds no `/`, `:`,
+ * `{`, `}`, `*`, space or control character.
+ */
+export function encodeSessionKey(key: SessionKey): string {
+  return Object.keys(key)
+    .sort()
+    .map((field) => `${field}=${escapeComponent(key[field] as string)}`)
+    .join("&");
+}
+
+/** The inverse of {@link encodeSessionKey}; the fields come back in name order. */
+export function decodeSessionKey(encoded: string): SessionKey {
+  const record: Record<string, string> = Object.create(null);
+  for (const pair of encoded.split("&")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new MemoriaError("CORRUPT_DATA", `Not an encoded session key: ${JSON.stringify(encoded)}`);
+    record[pair.slice(0, eq)] = decodeURIComponent(pair.slice(eq + 1));
+  }
+  return createSessionKey(record);
+}
+
+/** True when every field of `filter` is present in `key` with the same value. */
+export function keyMatches(key: SessionKey, filter: SessionKeyFilter): boolean {
+  for (const field of Object.keys(filter)) {
+    if (key[field] !== filter[field]) return false;
+  }
+  return true;
+}

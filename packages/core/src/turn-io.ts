@@ -1,0 +1,114 @@
+import {
+  AIMessage,
+  type BaseMessage,
+  HumanMessage,
+  coerceMessageLikeToMessage,
+  isBaseMessage,
+} from "@langchain/core/messages";
+import { MemoriaError } from "./errors.js";
+
+/** Which keys of a dict input or output hold messages (LangChain's field names). */
+export interface TurnKeys {
+  inputMessagesKey?: string;
+  outputMessagesKey?: string;
+  historyMessagesKey?: string;
+}
+
+type Dict = Record<string, unknown>;
+
+function isDict(value: unknown): value is Dict {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !isBaseMessage(value);
+}
+
+function preview(value: unknown): string {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? String(value) : text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  } catch {
+    return String(value);
+  }
+}
+
+function toMessages(value: unknown, fallback: (text: string) => BaseMessage, code: "INVALID_INPUT" | "INVALID_OUTPUT"): BaseMessage[] {
+  if (typeof value === "string") return [fallback(value)];
+  if (isBaseMessage(value)) return [value];
+  if (Array.isArray(value)) {
+    return value.map((item, index) => {
+      try {
+        return coerceMessageLikeToMessage(item as never);
+      } catch (error) {
+        throw new MemoriaError(code, `Item ${index} is not a message: ${preview(item)}.`, { cause: error });
+      }
+    });
+  }
+  const side = code === "INVALID_INPUT" ? "input" : "output";
+  throw new MemoriaError(code, `Expected the ${side} to be a string, a message or a list of messages; got ${preview(value)}.`);
+}
+
+function dictKey(value: Dict, explicit: string | undefined, fallback: string): string {
+  if (explicit !== undefined) return explicit;
+  const keys = Object.keys(value);
+  return keys.length === 1 ? (keys[0] as string) : fallback;
+}
+
+/**
+ * The messages a turn's input brings, as LangChain reads them: a string is a human
+ * message; a dict gives its `inputMessagesKey` (or its only key, or `input`).
+ * Message-likes (`["human", "hi"]`, `{ role, content }`) are coerced to messages.
+ */
+export function inputMessagesOf(input: unknown, keys: TurnKeys): BaseMessage[] {
+  let value = input;
+  if (isDict(input)) {
+    const key = dictKey(input, keys.inputMessagesKey, "input");
+    value = input[key];
+    if (Array.isArray(value) && Array.isArray(value[0]) && !isMessageTuple(value[0])) value = value[0];
+    if (value === undefined) {
+      throw new MemoriaError("INVALID_INPUT", `The input has no "${key}" field holding the turn's messages; got ${preview(input)}.`);
+    }
+  }
+  return toMessages(value, (text) => new HumanMessage(text), "INVALID_INPUT");
+}
+
+function isMessageTuple(value: unknown[]): boolean {
+  return value.length === 2 && typeof value[0] === "string" && !Array.isArray(value[1]);
+}
+
+/**
+ * The messages a turn's output adds: a string is an AI message; a dict gives its
+ * `outputMessagesKey` (or its only key, or `output`); an LLM result gives its first
+ * generation's message. Every message of a list is kept, in order.
+ */
+export function outputMessagesOf(output: unknown, keys: TurnKeys): BaseMessage[] {
+  let value = output;
+  if (isDict(output)) {
+    const generations = output.generations as { message?: unknown; text?: string }[][] | undefined;
+    if (generations !== undefined) {
+      const first = generations[0]?.[0];
+      value = first?.message ?? first?.text;
+    } else {
+      value = output[dictKey(output, keys.outputMessagesKey, "output")];
+    }
+  }
+  return toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+}
+
+/**
+ * What the wrapped runnable receives: with `historyMessagesKey`, the input plus the
+ * history under that key; otherwise the history followed by the input's messages,
+ * under `inputMessagesKey` for a dict input or as a bare message list.
+ */
+export function withHistory(input: unknown, history: BaseMessage[], inputMessages: BaseMessage[], keys: TurnKeys): unknown {
+  if (keys.historyMessagesKey !== undefined) {
+    if (!isDict(input)) {
+      throw new MemoriaError(
+        "INVALID_INPUT",
+        `With historyMessagesKey "${keys.historyMessagesKey}" the input must be an object such as ` +
+          `{ ${keys.inputMessagesKey ?? "input"}: "..." }; got ${preview(input)}.`,
+      );
+    }
+    return { ...input, [keys.historyMessagesKey]: history };
+  }
+  const messages = [...history, ...inputMessages];
+  if (isDict(input) && keys.inputMessagesKey !== undefined) return { ...input, [keys.inputMessagesKey]: messages };
+  return messages;
+}
