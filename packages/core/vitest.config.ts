@@ -1,8 +1,3 @@
-import { defineConfig } from "vitest/config";
+import { packageTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig({
-  test: {
-    include: ["test/**/*.test.ts", "src/**/*.test.ts"],
-    testTimeout: 30_000,
-  },
-});
+export default packageTestConfig(import.meta.dirname);

@@ -1,0 +1,65 @@
+import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+
+function text(message: BaseMessage): string {
+  return typeof message.content === "string" ? message.content : message.text;
+}
+
+/**
+ * A deterministic chat model for examples that must run offline. It says that it
+ * is offline, and answers only from what it was given, so you can watch memory
+ * work: it remembers a name told with "my name is …", and reports how many
+ * earlier messages reached it.
+ */
+export class OfflineChatModel extends BaseChatModel {
+  static override lc_name() {
+    return "OfflineChatModel";
+  }
+
+  _llmType(): string {
+    return "offline";
+  }
+
+  /** The answer for a prompt: a pure function of the messages. */
+  static answer(messages: BaseMessage[]): string {
+    const last = messages[messages.length - 1];
+    const question = last ? text(last) : "";
+    const earlier = messages.slice(0, -1).filter((m) => m.getType() !== "system");
+    const system = messages.find((m) => m.getType() === "system");
+    const names = messages
+      .filter((m) => m.getType() === "human")
+      .map((m) => /my name is ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
+      .filter((name): name is string => name !== undefined);
+    const parts = ["[offline model]"];
+    if (system) parts.push(`(system: ${text(system)})`);
+    if (/what(?:'s| is) my name/i.test(question)) {
+      parts.push(names.length > 0 ? `Your name is ${names[names.length - 1]}.` : "I don't know your name: nobody told me.");
+    } else if (names.length > 0 && /my name is/i.test(question)) {
+      parts.push(`Nice to meet you, ${names[names.length - 1]}!`);
+    } else {
+      parts.push(`You said: "${question}".`);
+    }
+    parts.push(`I was given ${earlier.length} earlier message${earlier.length === 1 ? "" : "s"}.`);
+    return parts.join(" ");
+  }
+
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const content = OfflineChatModel.answer(messages);
+    return { generations: [{ text: content, message: new AIMessage({ content, response_metadata: { model_name: "offline" } }) }] };
+  }
+
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    _options: this["ParsedCallOptions"],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const words = OfflineChatModel.answer(messages).split(/(?<= )/);
+    for (const word of words) {
+      const chunk = new ChatGenerationChunk({ text: word, message: new AIMessageChunk({ content: word }) });
+      yield chunk;
+      await runManager?.handleLLMNewToken(word);
+    }
+  }
+}

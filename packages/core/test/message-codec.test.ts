@@ -1,0 +1,132 @@
+import {
+  AIMessage,
+  AIMessageChunk,
+  type BaseMessage,
+  HumanMessage,
+  RemoveMessage,
+  mapChatMessagesToStoredMessages,
+} from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import { InvalidMessageError, MemoriaError, decodeMessage, encodeMessage, serializeMessage } from "../src/index.js";
+// The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
+import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
+
+describe("message codec", () => {
+  it("round-trips every message class and every field", () => {
+    for (const message of everyKindOfMessage()) {
+      const viaObject = decodeMessage(encodeMessage(message));
+      const viaText = decodeMessage(serializeMessage(message));
+      expect(fieldsOf(viaObject)).toEqual(fieldsOf(message));
+      expect(fieldsOf(viaText)).toEqual(fieldsOf(message));
+      expect(viaObject.constructor).toBe(message.constructor);
+    }
+  });
+
+  it("stores an AIMessageChunk as the AI message it adds up to", () => {
+    const chunk = new AIMessageChunk({ content: "Hel", id: "r1" }).concat(
+      new AIMessageChunk({
+        content: "lo",
+        tool_call_chunks: [{ id: "c1", name: "f", args: '{"a":1}', index: 0, type: "tool_call_chunk" }],
+      }),
+    );
+    const decoded = decodeMessage(serializeMessage(chunk)) as AIMessage;
+    expect(decoded).toBeInstanceOf(AIMessage);
+    expect(decoded.content).toBe("Hello");
+    expect(decoded.tool_calls).toEqual([{ id: "c1", name: "f", args: { a: 1 }, type: "tool_call" }]);
+  });
+
+  it("gives back new objects: changing a decoded message changes nothing stored", () => {
+    const encoded = encodeMessage(new HumanMessage({ content: "x", additional_kwargs: { a: { b: 1 } } }));
+    const first = decodeMessage(encoded);
+    (first.additional_kwargs.a as { b: number }).b = 99;
+    expect((decodeMessage(encoded).additional_kwargs.a as { b: number }).b).toBe(1);
+  });
+
+  it("refuses what JSON would change, naming the field", () => {
+    const cases: [BaseMessage, string][] = [
+      [new HumanMessage({ content: "x", additional_kwargs: { when: new Date() } }), "additional_kwargs.when"],
+      [new HumanMessage({ content: "x", additional_kwargs: { n: Number.NaN } }), "additional_kwargs.n"],
+      [new HumanMessage({ content: "x", additional_kwargs: { f: () => 1 } }), "additional_kwargs.f"],
+      [new HumanMessage({ content: "x", additional_kwargs: { big: 10n } }), "additional_kwargs.big"],
+      [new HumanMessage({ content: "x", additional_kwargs: { list: [1, undefined] } }), "additional_kwargs.list[1]"],
+    ];
+    for (const [message, path] of cases) {
+      let error: unknown;
+      try {
+        encodeMessage(message, 3);
+      } catch (e) {
+        error = e;
+      }
+      expect(InvalidMessageError.isInstance(error)).toBe(true);
+      expect((error as InvalidMessageError).path).toBe(path);
+      expect((error as InvalidMessageError).index).toBe(3);
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => encodeMessage(new HumanMessage({ content: "x", additional_kwargs: cyclic }))).toThrow(/cycle/);
+    expect(() => encodeMessage(new RemoveMessage({ id: "x" }))).toThrow(InvalidMessageError);
+    expect(() => encodeMessage({ content: "not a message" } as never)).toThrow(InvalidMessageError);
+  });
+
+  it("keeps a __proto__ key as plain data", () => {
+    const kwargs = JSON.parse('{"__proto__": {"polluted": true}}');
+    const decoded = decodeMessage(serializeMessage(new HumanMessage({ content: "x", additional_kwargs: kwargs })));
+    expect(Object.keys(decoded.additional_kwargs)).toEqual(["__proto__"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("reads what LangChain.js's own stores write (toDict / mapChatMessagesToStoredMessages)", () => {
+    for (const message of everyKindOfMessage()) {
+      const [stored] = mapChatMessagesToStoredMessages([message]);
+      const decoded = decodeMessage(JSON.parse(JSON.stringify(stored)));
+      expect(decoded.getType()).toBe(message.getType());
+      expect(decoded.content).toEqual(message.content);
+      expect(decoded.id).toBe(message.id);
+    }
+  });
+
+  it("reads LangChain Python's message_to_dict and the old {type, role, text} form", () => {
+    const python = {
+      type: "ai",
+      data: {
+        content: "hi",
+        additional_kwargs: {},
+        response_metadata: {},
+        type: "ai",
+        name: null,
+        id: null,
+        example: false,
+        tool_calls: [{ name: "f", args: {}, id: "1", type: "tool_call" }],
+        invalid_tool_calls: [],
+        usage_metadata: null,
+      },
+    };
+    const ai = decodeMessage(python) as AIMessage;
+    expect(ai.content).toBe("hi");
+    expect(ai.id).toBeUndefined();
+    expect(ai.tool_calls?.[0]?.name).toBe("f");
+    expect(decodeMessage({ type: "human", role: undefined, text: "old" }).content).toBe("old");
+    expect(decodeMessage({ lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], kwargs: { content: "ser" } }).content).toBe("ser");
+  });
+
+  it("fails on unreadable data with CORRUPT_DATA", () => {
+    for (const bad of ["not json", "{}", JSON.stringify({ type: "alien", data: {} }), JSON.stringify({ v: 99, type: "human", data: { content: "" } })]) {
+      expect(() => decodeMessage(bad)).toThrow(expect.objectContaining({ code: "CORRUPT_DATA" }));
+    }
+    expect(MemoriaError.hasCode(catchIt(() => decodeMessage({ type: "tool", data: { content: "x" } })), "CORRUPT_DATA")).toBe(true);
+  });
+
+  it("keeps a 1 MB message and unicode intact", () => {
+    const big = "ü🎉".repeat(350_000);
+    expect(decodeMessage(serializeMessage(new HumanMessage(big))).content).toBe(big);
+  });
+});
+
+function catchIt(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}

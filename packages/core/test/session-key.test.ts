@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import {
+  InvalidSessionKeyError,
+  MemoriaError,
+  createKeyFilter,
+  createSessionKey,
+  decodeSessionKey,
+  encodeSessionKey,
+  keyMatches,
+  sessionKeyFromConfig,
+  validateSessionFields,
+} from "../src/index.js";
+
+describe("session keys", () => {
+  it("reads the named fields from configurable, in field order", () => {
+    const key = sessionKeyFromConfig({ conversationId: "c", userId: "u", other: 1 }, ["userId", "conversationId"]);
+    expect(Object.keys(key)).toEqual(["userId", "conversationId"]);
+    expect(Object.isFrozen(key)).toBe(true);
+    expect(Object.getPrototypeOf(key)).toBeNull();
+  });
+
+  it.each([
+    ["", "it is empty"],
+    ["x".repeat(257), "257 characters"],
+    ["tab\there", "control character"],
+    ["nul\u0000", "control character"],
+    ["line\u2028sep", "control character"],
+    ["\ud800lone", "unpaired surrogate"],
+  ])("rejects %j naming the field and the reason", (value, reason) => {
+    let error: unknown;
+    try {
+      sessionKeyFromConfig({ sessionId: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(InvalidSessionKeyError.isInstance(error)).toBe(true);
+    expect((error as InvalidSessionKeyError).field).toBe("sessionId");
+    expect((error as Error).message).toContain(reason);
+  });
+
+  it("accepts 256 characters, unicode and punctuation", () => {
+    for (const value of ["x".repeat(256), "日本語 🎉", "../../etc/passwd", "a:b{c}*d e", "__proto__"]) {
+      expect(sessionKeyFromConfig({ sessionId: value }).sessionId).toBe(value);
+    }
+  });
+
+  it("refuses field names that could reach a prototype", () => {
+    for (const field of ["__proto__", "constructor", "prototype", "1abc", "a-b", ""]) {
+      expect(() => createSessionKey({ [field]: "x" })).toThrow(InvalidSessionKeyError);
+    }
+    expect(() => validateSessionFields(["userId", "userId"])).toThrow(MemoriaError);
+    expect(() => validateSessionFields([])).toThrow(MemoriaError);
+  });
+
+  it("does not let a __proto__ value pollute anything", () => {
+    const parsed = JSON.parse('{"sessionId": "s", "__proto__": {"polluted": "yes"}}');
+    const key = sessionKeyFromConfig(parsed);
+    expect(Object.keys(key)).toEqual(["sessionId"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("encodes canonically: field order does not matter, different keys never collide", () => {
+    const a = encodeSessionKey(createSessionKey({ userId: "u", conversationId: "c" }));
+    const b = encodeSessionKey(createSessionKey({ conversationId: "c", userId: "u" }));
+    expect(a).toBe(b);
+    const tricky = [
+      { sessionId: "a&b=c" },
+      { sessionId: "a", b: "c" },
+      { sessionId: "a%26b%3Dc" },
+      { sessionId: "a b" },
+      { sessionId: "a+b" },
+    ].map((k) => encodeSessionKey(createSessionKey(k)));
+    expect(new Set(tricky).size).toBe(tricky.length);
+    for (const encoded of tricky) expect(encoded).toMatch(/^[A-Za-z0-9_.%=&-]+$/);
+  });
+
+  it("decodes what it encodes", () => {
+    const key = createSessionKey({ userId: "ünï/cødé", conversationId: "../x y" });
+    expect(decodeSessionKey(encodeSessionKey(key))).toEqual(key);
+  });
+
+  it("matches filters on any field", () => {
+    const key = createSessionKey({ userId: "u1", conversationId: "c1" });
+    expect(keyMatches(key, createKeyFilter({ userId: "u1" }))).toBe(true);
+    expect(keyMatches(key, createKeyFilter({ userId: "u2" }))).toBe(false);
+    expect(keyMatches(key, createKeyFilter({}))).toBe(true);
+    expect(() => createKeyFilter({ userId: 5 } as never)).toThrow(InvalidSessionKeyError);
+  });
+});

@@ -1,0 +1,21 @@
+import { appendsSuite } from "./suites/appends.js";
+import { expirySuite } from "./suites/expiry.js";
+import { interopSuite } from "./suites/interop.js";
+import { messagesSuite } from "./suites/messages.js";
+import { sessionsSuite } from "./suites/sessions.js";
+import type { StoreSuiteSetup } from "./types.js";
+
+export type { StoreSuiteSetup } from "./types.js";
+export { everyKindOfMessage, fieldsOf, numbered, randomKey, transcript } from "./fixtures.js";
+export { useStore, withStores } from "./harness.js";
+export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
+export { appendsSuite, expirySuite, interopSuite, messagesSuite };
+
+/** Every area of the store contract, for one kind of store. */
+export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
+  messagesSuite(setup);
+  appendsSuite(setup);
+  sessionsSuite(setup);
+  expirySuite(setup);
+  interopSuite(setup);
+}

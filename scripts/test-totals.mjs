@@ -1,0 +1,40 @@
+// Sums the vitest JSON reports of every package into one line, "N passed, M failed",
+// and fails when a package that has tests wrote no report (it crashed, or never ran).
+import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { join } from "node:path";
+
+const dir = process.argv[2];
+const root = new URL("..", import.meta.url).pathname;
+const expected = ["packages", "examples"]
+  .flatMap((group) => {
+    const base = join(root, group);
+    if (!existsSync(base)) return [];
+    if (existsSync(join(base, "package.json"))) return [base];
+    return readdirSync(base).map((name) => join(base, name));
+  })
+  .filter((path) => existsSync(join(path, "package.json")))
+  .map((path) => JSON.parse(readFileSync(join(path, "package.json"), "utf8")))
+  .filter((manifest) => manifest.scripts?.test)
+  .map((manifest) => manifest.name.replace(/[^A-Za-z0-9_.-]/g, "_"));
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const missing = [];
+for (const name of expected) {
+  const file = join(dir, `${name}.json`);
+  if (!existsSync(file)) {
+    missing.push(name);
+    continue;
+  }
+  const report = JSON.parse(readFileSync(file, "utf8"));
+  passed += report.numPassedTests;
+  failed += report.numFailedTests;
+  skipped += report.numPendingTests + report.numTodoTests;
+  // A file that failed to load counts as a failure even when it held no tests.
+  failed += report.testResults.filter((r) => r.status === "failed" && r.assertionResults.length === 0).length;
+}
+for (const name of missing) console.error(`no test report from ${name}: its tests did not run`);
+failed += missing.length;
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);
