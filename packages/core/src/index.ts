@@ -56,6 +56,7 @@ export { SessionLocks } from "./turn-lock.js";
 export { type TurnKeys, inputMessagesOf, outputMessagesOf } from "./turn-io.js";
 export {
   type BusySessionPolicy,
+  type HistoryInput,
   type IncompleteTurnPolicy,
   type MessageHistoryFactory,
   RunnableWithMessageHistory,

@@ -1,6 +1,6 @@
 import type { CallbackManagerForChainRun } from "@langchain/core/callbacks/manager";
 import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, type BaseMessageLike } from "@langchain/core/messages";
 import { Runnable, type RunnableConfig, mergeConfigs, patchConfig } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, SaveError, SessionBusyError } from "./errors.js";
@@ -17,6 +17,13 @@ import {
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
 import { type TurnKeys, inputMessagesOf, outputMessagesOf, withHistory } from "./turn-io.js";
+
+/**
+ * What the wrapper accepts, whatever the wrapped runnable takes: a string (a human
+ * message), a message, a list of messages or message-likes, or an object holding
+ * one of those under `inputMessagesKey` beside the prompt's other variables.
+ */
+export type HistoryInput = string | BaseMessage | BaseMessageLike[] | Record<string, unknown>;
 
 /** What a second turn does when its session is already running one. */
 export type BusySessionPolicy = "wait" | "reject" | "proceed";
@@ -42,9 +49,13 @@ export interface SaveErrorContext {
   messages: readonly BaseMessage[];
 }
 
-export interface RunnableWithMessageHistoryInput<RunInput, RunOutput> extends TurnKeys {
-  /** The runnable to wrap, e.g. `prompt.pipe(model)`. */
-  runnable: Runnable<RunInput, RunOutput>;
+export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends TurnKeys {
+  /**
+   * The runnable to wrap, e.g. `prompt.pipe(model)`. It receives the input with the
+   * history added, so its input type differs from the wrapper's (`RunInput`).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: the wrapped runnable's input is reshaped by the wrapper
+  runnable: Runnable<any, RunOutput>;
   /** Where sessions live. Preferred over `getMessageHistory`: reads are windowed, saves atomic and deduplicated. */
   store?: HistoryStore;
   /**
@@ -85,7 +96,10 @@ interface Backend {
 const locksByBackend = new WeakMap<object, SessionLocks>();
 function locksFor(identity: object): SessionLocks {
   let locks = locksByBackend.get(identity);
-  if (!locks) locksByBackend.set(identity, (locks = new SessionLocks()));
+  if (!locks) {
+    locks = new SessionLocks();
+    locksByBackend.set(identity, locks);
+  }
   return locks;
 }
 
@@ -136,10 +150,11 @@ function markPartial(messages: BaseMessage[], reason: "cancelled" | "failed"): B
  * saves the new turn. A drop-in for `@langchain/core`'s class of the same name,
  * with windowed reads, atomic exactly-once saves and serialized turns.
  */
-export class RunnableWithMessageHistory<RunInput, RunOutput> extends Runnable<RunInput, RunOutput> {
+export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unknown> extends Runnable<RunInput, RunOutput> {
   lc_namespace = ["memoria", "runnables"];
 
-  readonly runnable: Runnable<RunInput, RunOutput>;
+  // biome-ignore lint/suspicious/noExplicitAny: see RunnableWithMessageHistoryInput.runnable
+  readonly runnable: Runnable<any, RunOutput>;
   readonly store?: HistoryStore;
   readonly getMessageHistory?: MessageHistoryFactory;
   readonly inputMessagesKey?: string;
@@ -152,13 +167,13 @@ export class RunnableWithMessageHistory<RunInput, RunOutput> extends Runnable<Ru
   readonly saveOnCancel: IncompleteTurnPolicy;
   readonly #config: RunnableConfig;
   readonly #lockOptions: LockOptions;
-  readonly #onSaveError?: RunnableWithMessageHistoryInput<RunInput, RunOutput>["onSaveError"];
+  readonly #onSaveError?: RunnableWithMessageHistoryInput<RunOutput>["onSaveError"];
 
   static override lc_name() {
     return "RunnableWithMessageHistory";
   }
 
-  constructor(fields: RunnableWithMessageHistoryInput<RunInput, RunOutput>) {
+  constructor(fields: RunnableWithMessageHistoryInput<RunOutput>) {
     super(fields);
     if (!fields.store && !fields.getMessageHistory) {
       throw new MemoriaError("INVALID_ARGUMENT", "RunnableWithMessageHistory needs a `store` (or LangChain's `getMessageHistory`).");
@@ -196,7 +211,7 @@ export class RunnableWithMessageHistory<RunInput, RunOutput> extends Runnable<Ru
     try {
       let output: RunOutput;
       try {
-        output = await this.runnable.invoke(turn.runnableInput as RunInput, patchConfig(config, { callbacks: runManager?.getChild() }));
+        output = await this.runnable.invoke(turn.runnableInput, patchConfig(config, { callbacks: runManager?.getChild() }));
       } catch (error) {
         await turn.saveIncomplete(this.saveOnError, undefined, "failed", error);
         throw error;
@@ -221,7 +236,7 @@ export class RunnableWithMessageHistory<RunInput, RunOutput> extends Runnable<Ru
     let aggregate: RunOutput | undefined;
     let settled = false;
     try {
-      const stream = await this.runnable.stream(turn.runnableInput as RunInput, patchConfig(config, { callbacks: runManager?.getChild() }));
+      const stream = await this.runnable.stream(turn.runnableInput, patchConfig(config, { callbacks: runManager?.getChild() }));
       try {
         for await (const chunk of stream) {
           aggregate = aggregate === undefined ? chunk : (concat(aggregate as never, chunk as never) as RunOutput);

@@ -70,20 +70,24 @@ function freezeRecord(entries: [string, string][]): SessionKey {
   return Object.freeze(record);
 }
 
+function validEntries(record: unknown, label: string): [string, string][] {
+  if (typeof record !== "object" || record === null || Array.isArray(record)) {
+    throw new InvalidSessionKeyError(label, `expected an object of field to string, got ${describeType(record)}`);
+  }
+  return Object.keys(record).map((field): [string, string] => {
+    checkFieldName(field);
+    const value = (record as Record<string, unknown>)[field];
+    checkValue(field, value);
+    return [field, value];
+  });
+}
+
 /**
  * Validates a session key given as a record and returns a frozen copy with no
  * prototype. Field order is kept.
  */
 export function createSessionKey(record: Readonly<Record<string, unknown>>): SessionKey {
-  if (typeof record !== "object" || record === null || Array.isArray(record)) {
-    throw new InvalidSessionKeyError("(key)", `expected an object of field to string, got ${describeType(record)}`);
-  }
-  const entries = Object.keys(record).map((field): [string, string] => {
-    checkFieldName(field);
-    const value = record[field];
-    checkValue(field, value);
-    return [field, value];
-  });
+  const entries = validEntries(record, "(key)");
   if (entries.length === 0) throw new InvalidSessionKeyError("(key)", "a session key needs at least one field");
   return freezeRecord(entries);
 }
@@ -93,18 +97,7 @@ export function createSessionKey(record: Readonly<Record<string, unknown>>): Ses
  * allowed here; stores decide whether it is legal for an operation.
  */
 export function createKeyFilter(filter: Readonly<Record<string, unknown>> | undefined): SessionKeyFilter {
-  if (filter === undefined) return freezeRecord([]);
-  if (typeof filter !== "object" || filter === null || Array.isArray(filter)) {
-    throw new InvalidSessionKeyError("(filter)", `expected an object of field to string, got ${describeType(filter)}`);
-  }
-  return freezeRecord(
-    Object.keys(filter).map((field): [string, string] => {
-      checkFieldName(field);
-      const value = filter[field];
-      checkValue(field, value);
-      return [field, value];
-    }),
-  );
+  return freezeRecord(filter === undefined ? [] : validEntries(filter, "(filter)"));
 }
 
 /**
@@ -123,7 +116,7 @@ export function sessionKeyFromConfig(
   return freezeRecord(
     fields.map((field): [string, string] => {
       const value =
-        configurable && Object.prototype.hasOwnProperty.call(configurable, field) ? configurable[field] : undefined;
+        configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
       checkValue(field, value, hint);
       return [field, value];
     }),

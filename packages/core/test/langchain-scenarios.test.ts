@@ -2,7 +2,7 @@
  * LangChain's own scenarios for its RunnableWithMessageHistory, run against ours:
  * changing the import is all a user should have to do.
  */
-import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type AIMessageChunk, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { StringOutputParser } from "@langchain/core/output_parsers";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableLambda } from "@langchain/core/runnables";
@@ -15,9 +15,8 @@ import { transcript } from "./helpers.js";
 function historyFactory() {
   const histories = new Map<string, InMemoryChatMessageHistory>();
   const getMessageHistory = (sessionId: string) => {
-    let history = histories.get(sessionId);
-    if (!history) histories.set(sessionId, (history = new InMemoryChatMessageHistory()));
-    return history;
+    if (!histories.has(sessionId)) histories.set(sessionId, new InMemoryChatMessageHistory());
+    return histories.get(sessionId)!;
   };
   return { histories, getMessageHistory };
 }

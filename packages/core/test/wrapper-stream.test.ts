@@ -1,5 +1,5 @@
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
-import { RunnableLambda } from "@langchain/core/runnables";
+import { type Runnable, RunnableLambda } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
 import { type IncompleteTurnPolicy, RunnableWithMessageHistory, createInMemoryStore } from "../src/index.js";
 import { deferred, transcript } from "./helpers.js";
@@ -8,7 +8,7 @@ const session = { configurable: { sessionId: "stream" } };
 const key = session.configurable;
 
 /** A model that streams the given pieces, optionally throwing after `failAfter` of them. */
-function streamingModel(pieces: string[], options: { failAfter?: number; usage?: boolean } = {}) {
+function streamingModel(pieces: string[], options: { failAfter?: number; usage?: boolean } = {}): Runnable<BaseMessage[], AIMessageChunk> {
   return RunnableLambda.from(async function* (_messages: BaseMessage[]) {
     for (const [i, piece] of pieces.entries()) {
       if (options.failAfter === i) throw new Error("stream broke");
@@ -18,7 +18,7 @@ function streamingModel(pieces: string[], options: { failAfter?: number; usage?:
         usage_metadata: options.usage && i === pieces.length - 1 ? { input_tokens: 3, output_tokens: 4, total_tokens: 7 } : undefined,
       });
     }
-  });
+  }) as unknown as Runnable<BaseMessage[], AIMessageChunk>;
 }
 
 function wrap(runnable: ReturnType<typeof streamingModel>, policies: { saveOnError?: IncompleteTurnPolicy; saveOnCancel?: IncompleteTurnPolicy } = {}) {
@@ -62,7 +62,7 @@ describe("streaming", () => {
     }
     const stored = await store.read(key);
     expect(transcript(stored)).toEqual(["human: count", "ai: one two "]);
-    expect(stored[1]!.response_metadata.memoria_partial).toBe("cancelled");
+    expect((stored[1]!.response_metadata as Record<string, unknown>).memoria_partial).toBe("cancelled");
   });
 
   it.each([

@@ -7,10 +7,9 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
-import type { SessionKey } from "@memoria/core";
 
 /** A session key no other test uses. */
-export function randomKey(prefix = "s"): SessionKey {
+export function randomKey(prefix = "s"): { sessionId: string } {
   return { sessionId: `${prefix}-${crypto.randomUUID()}` };
 }
 

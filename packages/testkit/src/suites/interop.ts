@@ -46,7 +46,7 @@ export function interopSuite(setup: StoreSuiteSetup): void {
         return `echo ${messages[messages.length - 1]!.content}`;
       });
       const chain = new RunnableWithMessageHistory({ runnable: model, store: store() });
-      await Promise.all(Array.from({ length: 20 }, (_, i) => chain.invoke(`q${i}`, { configurable: key })));
+      await Promise.all(Array.from({ length: 20 }, (_, i) => chain.invoke([new HumanMessage(`q${i}`)], { configurable: key })));
       expect(seen).toEqual(Array.from({ length: 20 }, (_, n) => 2 * n + 1));
       expect(await store().count(key)).toBe(40);
     });
@@ -80,7 +80,7 @@ export function interopSuite(setup: StoreSuiteSetup): void {
         });
         const a = new RunnableWithMessageHistory({ runnable: model, store: store() });
         const b = new RunnableWithMessageHistory({ runnable: model, store: other });
-        await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).invoke(`q${i}`, { configurable: key })));
+        await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).invoke([new HumanMessage(`q${i}`)], { configurable: key })));
         expect(seen.sort((x, y) => x - y)).toEqual(Array.from({ length: 10 }, (_, n) => 2 * n + 1));
         expect(transcript(await store().read(key)).filter((line) => line === "ai: ok")).toHaveLength(10);
       });
