@@ -1,7 +1,7 @@
 import type { Options } from "tsup";
 
 /** The one build every package shares: ESM first, CommonJS too, with types. */
-export function packageBuild(entry: string[] = ["src/index.ts"]): Options {
+export function packageBuild(entry: Options["entry"] = ["src/index.ts"]): Options {
   return {
     entry,
     format: ["esm", "cjs"],
@@ -11,5 +11,6 @@ export function packageBuild(entry: string[] = ["src/index.ts"]): Options {
     target: "node20",
     splitting: false,
     treeshake: true,
+    shims: true,
   };
 }

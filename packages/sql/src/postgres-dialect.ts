@@ -1,0 +1,125 @@
+import { loadPeer } from "./load-peer.js";
+import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
+import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
+
+interface PgResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** The parts of a pg `Pool` the store uses. */
+export interface PgPoolLike {
+  query(text: string, params?: unknown[]): Promise<PgResult>;
+  connect(): Promise<PgClientLike>;
+  end(): Promise<void>;
+}
+
+export interface PgClientLike {
+  query(text: string, params?: unknown[]): Promise<PgResult>;
+  release(error?: Error | boolean): void;
+}
+
+export interface PostgresStoreOptions extends SqlStoreOptions {
+  /** e.g. `postgres://user:pass@host:5432/db`. Used when no `pool` is given. */
+  connectionString?: string;
+  /** A pg `Pool` to use instead of `connectionString`. The store does not end it. */
+  pool?: PgPoolLike;
+  /**
+   * Connections in the pool the store creates.
+   * @default 10
+   */
+  maxConnections?: number;
+}
+
+type PgModule = { Pool: new (config: { connectionString?: string; max?: number }) => PgPoolLike & { on(event: "error", listener: (error: Error) => void): unknown } };
+
+/** `?` placeholders to pg's `$1, $2, …` (the store's SQL holds no `?` inside strings). */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+const translated = new Map<string, string>();
+function pgSql(sql: string): string {
+  let text = translated.get(sql);
+  if (text === undefined) {
+    text = numbered(sql);
+    translated.set(sql, text);
+  }
+  return text;
+}
+
+type Queryable = { query(text: string, params?: unknown[]): Promise<PgResult> };
+
+async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
+  const result = await target.query(pgSql(step.sql), [...step.params]);
+  return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
+}
+
+function postgresDialect(options: PostgresStoreOptions): SqlDialect {
+  let pool = options.pool;
+  const owned = pool === undefined;
+
+  function open(): PgPoolLike {
+    if (pool) return pool;
+    const pg = loadPeer<PgModule>("pg", "The PostgreSQL store");
+    const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
+    // An idle connection dropped by the server must not crash the process; the
+    // next query on the pool fails (or reconnects) instead.
+    created.on("error", () => {});
+    pool = created;
+    return created;
+  }
+
+  async function transaction<T>(program: () => SqlProgram<T>, first?: [string, unknown[]]): Promise<T> {
+    const client = await open().connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      if (first) await client.query(first[0], first[1]);
+      const value = await driveAsync(program(), (step) => execute(client, step));
+      await client.query("COMMIT");
+      return value;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackError) {
+        broken = rollbackError as Error; // the connection is unusable: drop it from the pool
+      }
+      if (error instanceof Rollback) return error.value as T;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  return {
+    engine: "postgres",
+    // json, not jsonb: jsonb refuses \u0000 inside strings, which chat content can hold,
+    // and the store never queries inside a payload.
+    jsonType: "json",
+    nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
+    maxParams: 65_535,
+    execute: async <T>(step: SqlStep) => (await execute(open(), step)) as T,
+    transaction: (program) => transaction(program),
+    // One advisory lock for every memoria migration in the database: processes
+    // starting at once on an empty database create the schema exactly once.
+    exclusive: (program) => transaction(program, ["SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["memoria:migrate"]]),
+    async close() {
+      if (owned && pool) {
+        const closing = pool;
+        pool = undefined;
+        await closing.end();
+      }
+    },
+  };
+}
+
+/**
+ * A history store in PostgreSQL: the same model as SQLite (one row per message,
+ * keyed by session and sequence number), with pooled connections, so many app
+ * servers can share sessions.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): SqlHistoryStore {
+  return createSqlStore("postgres", postgresDialect(options), options);
+}

@@ -1,0 +1,99 @@
+import { MemoriaError } from "@memoria/core";
+import { type SqlDialect, all, run } from "./sql-dialect.js";
+
+/** The tables of one store, named with its prefix. */
+export interface Tables {
+  version: string;
+  sessions: string;
+  fields: string;
+  messages: string;
+  turns: string;
+  locks: string;
+}
+
+const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
+
+export function tablesFor(prefix: string): Tables {
+  if (!PREFIX.test(prefix)) {
+    throw new MemoriaError("INVALID_ARGUMENT", `tablePrefix must match ${PREFIX}, got ${JSON.stringify(prefix)}.`);
+  }
+  return {
+    version: `${prefix}schema_version`,
+    sessions: `${prefix}sessions`,
+    fields: `${prefix}session_fields`,
+    messages: `${prefix}messages`,
+    turns: `${prefix}turns`,
+    locks: `${prefix}locks`,
+  };
+}
+
+/**
+ * Schema migrations, in order; the version table records how many have run. Each
+ * is a list of statements, written once for both engines.
+ */
+function migrations(t: Tables, dialect: SqlDialect): string[][] {
+  return [
+    [
+      `CREATE TABLE ${t.sessions} (
+        id TEXT PRIMARY KEY,
+        key_json TEXT NOT NULL,
+        next_seq BIGINT NOT NULL,
+        message_count BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        expires_at BIGINT
+      )`,
+      `CREATE INDEX ${t.sessions}_expiry ON ${t.sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      `CREATE TABLE ${t.fields} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        field TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (session_id, field)
+      )`,
+      `CREATE INDEX ${t.fields}_lookup ON ${t.fields} (field, value, session_id)`,
+      `CREATE TABLE ${t.messages} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        turn_id TEXT NOT NULL,
+        payload ${dialect.jsonType} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      `CREATE TABLE ${t.turns} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        turn_id TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_id)
+      )`,
+      `CREATE TABLE ${t.locks} (
+        session_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        expires_at BIGINT NOT NULL
+      )`,
+    ],
+  ];
+}
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * Brings the schema up to date. Runs under the dialect's exclusive lock, so many
+ * processes starting at once on an empty database migrate exactly once.
+ */
+export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void> {
+  await dialect.exclusive(function* () {
+    yield* run(`CREATE TABLE IF NOT EXISTS ${tables.version} (version INTEGER NOT NULL)`);
+    const rows = yield* all<{ version: number | string }>(`SELECT version FROM ${tables.version}`);
+    const current = rows.length === 0 ? 0 : Number(rows[0]?.version);
+    if (current > SCHEMA_VERSION) {
+      throw new MemoriaError(
+        "CORRUPT_DATA",
+        `The database's memoria schema is version ${current}, newer than this @memoria/sql understands (${SCHEMA_VERSION}). Upgrade @memoria/sql.`,
+      );
+    }
+    const steps = migrations(tables, dialect);
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      for (const statement of steps[version] ?? []) yield* run(statement);
+    }
+    if (rows.length === 0) yield* run(`INSERT INTO ${tables.version} (version) VALUES (?)`, [SCHEMA_VERSION]);
+    else if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET version = ?`, [SCHEMA_VERSION]);
+  });
+}

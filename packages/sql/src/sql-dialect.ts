@@ -1,0 +1,64 @@
+/** One statement of a transaction; `?` marks parameters in every dialect. */
+export interface SqlStep {
+  kind: "all" | "run";
+  sql: string;
+  params: readonly unknown[];
+}
+
+/**
+ * A transaction body as a generator of statements: it yields each statement and
+ * receives its result. The engine decides how to drive it: SQLite runs it
+ * synchronously from BEGIN to COMMIT, so no other work on the event loop can slip
+ * into the transaction; PostgreSQL awaits each statement on a pooled client.
+ */
+export type SqlProgram<T> = Generator<SqlStep, T, unknown>;
+
+/** Rows of a query, inside a program: `const rows = yield* all<Row>(sql, params)`. */
+export function* all<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Generator<SqlStep, T[], unknown> {
+  return (yield { kind: "all", sql, params }) as T[];
+}
+
+/** Runs a statement inside a program; gives the number of rows it changed. */
+export function* run(sql: string, params: readonly unknown[] = []): Generator<SqlStep, number, unknown> {
+  return (yield { kind: "run", sql, params }) as number;
+}
+
+/**
+ * What the store body needs of an engine. Each engine (SQLite, PostgreSQL) has a
+ * small file implementing it; the store's logic and SQL live once, in sql-store.ts.
+ */
+export interface SqlDialect {
+  readonly engine: "sqlite" | "postgres";
+  /** Column type for a message's JSON text. */
+  readonly jsonType: string;
+  /** An SQL expression for the database's clock, in epoch milliseconds. */
+  readonly nowMs: string;
+  /** The most parameters one statement may carry. */
+  readonly maxParams: number;
+  /** Runs one statement outside a transaction. */
+  execute<T>(step: SqlStep): Promise<T>;
+  /** Runs a program in one transaction that takes the write lock at its start. */
+  transaction<T>(program: () => SqlProgram<T>): Promise<T>;
+  /** Like `transaction`, also excluding every other process's `exclusive` (schema migration). */
+  exclusive<T>(program: () => SqlProgram<T>): Promise<T>;
+  /** Closes the connection or pool if the dialect opened it. Safe twice. */
+  close(): Promise<void>;
+}
+
+/** Thrown inside a program to roll the transaction back and return `value`. */
+export class Rollback<T> {
+  constructor(readonly value: T) {}
+}
+
+/** Drives a program to its end, running each step with `execute` (sync or async). */
+export function driveSync<T>(program: SqlProgram<T>, execute: (step: SqlStep) => unknown): T {
+  let next = program.next();
+  while (!next.done) next = program.next(execute(next.value));
+  return next.value;
+}
+
+export async function driveAsync<T>(program: SqlProgram<T>, execute: (step: SqlStep) => Promise<unknown>): Promise<T> {
+  let next = program.next();
+  while (!next.done) next = program.next(await execute(next.value));
+  return next.value;
+}

@@ -1,0 +1,310 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type HistoryStore,
+  type ListOptions,
+  type LockOptions,
+  LockTimeoutError,
+  MemoriaError,
+  type ReadOptions,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  StoreChatMessageHistory,
+  StoreClosedError,
+  type TurnLock,
+  createKeyFilter,
+  createSessionKey,
+  decodeMessage,
+  encodeMessages,
+  encodeSessionKey,
+  listLimit,
+  readWindow,
+  requireFilterField,
+  turnIdOf,
+} from "@memoria/core";
+import { type Tables, migrate, tablesFor } from "./schema.js";
+import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
+
+/** Options every SQL store takes. */
+export interface SqlStoreOptions {
+  /**
+   * Prefix of the store's table names, so several stores (or apps) can share a
+   * database. Lower-case letters, digits and underscores.
+   * @default "memoria_"
+   */
+  tablePrefix?: string;
+  /**
+   * Seconds a session lives after its last append, by the database's clock;
+   * unset, sessions never expire. Expired sessions read as empty at once and are
+   * deleted by `prune()`.
+   * @default undefined
+   */
+  ttlSeconds?: number;
+}
+
+/** A SQL history store: the `HistoryStore` contract plus expiry clean-up. */
+export interface SqlHistoryStore extends HistoryStore {
+  /** Deletes expired sessions and locks, in batches; resolves with the number of sessions deleted. */
+  prune(options?: { batchSize?: number }): Promise<number>;
+  /** Runs the schema migrations now, instead of on first use. */
+  ready(): Promise<void>;
+}
+
+const ROW_PARAMS = 4;
+
+/** The store body shared by every SQL engine. */
+export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
+  const t: Tables = tablesFor(options.tablePrefix ?? "memoria_");
+  const ttlMs = ttlOf(options.ttlSeconds);
+  const now = dialect.nowMs;
+  const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
+  let migrated: Promise<void> | undefined;
+  let closed = false;
+
+  /** Migrates once; a failed start is retried by the next call. */
+  function ready(): Promise<void> {
+    if (closed) return Promise.reject(new StoreClosedError(name));
+    migrated ??= migrate(dialect, t).catch((error: unknown) => {
+      migrated = undefined;
+      throw wrapUnavailable(name, error);
+    });
+    return migrated;
+  }
+
+  /** Runs one statement outside a transaction. */
+  function query<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return dialect.execute<T[]>({ kind: "all", sql, params });
+  }
+  function change(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return dialect.execute<number>({ kind: "run", sql, params });
+  }
+
+  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string): Generator<SqlStep, boolean, unknown> {
+    // An expired session starts afresh: its old messages and turn ids go first.
+    yield* run(`DELETE FROM ${t.sessions} WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ${now}`, [id]);
+    const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
+    // Allocates this turn's sequence numbers; the row lock it takes orders concurrent appends.
+    const [row] = yield* all<{ next_seq: number | string }>(
+      `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
+       VALUES (?, ?, ?, ?, ${now}, ${expires})
+       ON CONFLICT (id) DO UPDATE SET
+         next_seq = ${t.sessions}.next_seq + excluded.next_seq,
+         message_count = ${t.sessions}.message_count + excluded.message_count,
+         updated_at = excluded.updated_at,
+         expires_at = excluded.expires_at
+       RETURNING next_seq`,
+      [id, JSON.stringify(key), payloads.length, payloads.length],
+    );
+    const end = Number(row?.next_seq);
+    const inserted = yield* all(
+      `INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`,
+      [id, turnId],
+    );
+    if (inserted.length === 0) throw new Rollback(false); // this turn is stored already
+    if (end === payloads.length) {
+      const fields = Object.keys(key);
+      yield* run(
+        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")}`,
+        fields.flatMap((field) => [id, field, key[field]]),
+      );
+    }
+    const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
+    for (let from = 0; from < payloads.length; from += rowsPerStatement) {
+      const chunk = payloads.slice(from, from + rowsPerStatement);
+      const first = end - payloads.length + from;
+      yield* run(
+        `INSERT INTO ${t.messages} (session_id, seq, turn_id, payload) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`,
+        chunk.flatMap((payload, i) => [id, first + i, turnId, payload]),
+      );
+    }
+    return true;
+  }
+
+  /** The filter's fields as `EXISTS` conditions on `s.id`, beyond the one that drives the scan. */
+  function fieldConditions(entries: [string, string][]): { sql: string; params: string[] } {
+    return {
+      sql: entries.map(() => ` AND EXISTS (SELECT 1 FROM ${t.fields} g WHERE g.session_id = s.id AND g.field = ? AND g.value = ?)`).join(""),
+      params: entries.flat(),
+    };
+  }
+
+  const store: SqlHistoryStore = {
+    name,
+    capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
+    ready,
+
+    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
+      const id = encodeSessionKey(createSessionKey(key));
+      const last = readWindow(readOptions);
+      await ready();
+      if (last === 0) return [];
+      const live = `NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`;
+      const rows =
+        last === undefined
+          ? await query<{ payload: unknown }>(
+              `SELECT payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`,
+              [id, id],
+            )
+          : await query<{ payload: unknown }>(
+              `SELECT payload FROM (
+                 SELECT seq, payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq DESC LIMIT ?
+               ) w ORDER BY seq`,
+              [id, id, last],
+            );
+      return rows.map((row) => decodeMessage(row.payload));
+    },
+
+    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
+      const sessionKey = createSessionKey(key);
+      const turnId = turnIdOf(appendOptions);
+      const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
+      await ready();
+      if (payloads.length === 0) return { appended: true };
+      return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId)) };
+    },
+
+    async clear(key: SessionKey): Promise<void> {
+      const id = encodeSessionKey(createSessionKey(key));
+      await ready();
+      await change(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+    },
+
+    async count(key: SessionKey): Promise<number> {
+      const id = encodeSessionKey(createSessionKey(key));
+      await ready();
+      const [row] = await query<{ message_count: number | string }>(
+        `SELECT message_count FROM ${t.sessions} WHERE id = ? AND ${alive()}`,
+        [id],
+      );
+      return row ? Number(row.message_count) : 0;
+    },
+
+    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
+      const entries = Object.entries(createKeyFilter(filter));
+      const limit = listLimit(listOptions);
+      const cursor = listOptions?.cursor ?? "";
+      await ready();
+      let rows: { id: string; key_json: string }[];
+      if (entries.length === 0) {
+        rows = await query(
+          `SELECT id, key_json FROM ${t.sessions} s WHERE id > ? AND ${alive()} ORDER BY id LIMIT ?`,
+          [cursor, limit + 1],
+        );
+      } else {
+        const [[field, value], ...rest] = entries as [[string, string], ...[string, string][]];
+        const more = fieldConditions(rest);
+        rows = await query(
+          `SELECT s.id, s.key_json FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
+           WHERE f.field = ? AND f.value = ? AND f.session_id > ? AND ${alive("s.expires_at")}${more.sql}
+           ORDER BY f.session_id LIMIT ?`,
+          [field, value, cursor, ...more.params, limit + 1],
+        );
+      }
+      const page = rows.slice(0, limit);
+      const sessions = page.map((row) => createSessionKey(JSON.parse(row.key_json)));
+      return rows.length > limit ? { sessions, cursor: page[page.length - 1]?.id } : { sessions };
+    },
+
+    async delete(filter: SessionKeyFilter): Promise<number> {
+      const match = createKeyFilter(filter);
+      requireFilterField(match);
+      const [[field, value], ...rest] = Object.entries(match) as [[string, string], ...[string, string][]];
+      const more = fieldConditions(rest);
+      await ready();
+      return change(
+        `DELETE FROM ${t.sessions} WHERE id IN (
+           SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
+           WHERE f.field = ? AND f.value = ?${more.sql})`,
+        [field, value, ...more.params],
+      );
+    },
+
+    history(key: SessionKey) {
+      return new StoreChatMessageHistory(store, createSessionKey(key));
+    },
+
+    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
+      const sessionKey = createSessionKey(key);
+      await ready();
+      return acquireTableLock(dialect, t, sessionKey, lockOptions);
+    },
+
+    async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {
+      const batchSize = pruneOptions.batchSize ?? 500;
+      await ready();
+      let total = 0;
+      for (;;) {
+        const deleted = await change(
+          `DELETE FROM ${t.sessions} WHERE id IN (
+             SELECT id FROM ${t.sessions} WHERE expires_at IS NOT NULL AND expires_at <= ${now} LIMIT ?)`,
+          [batchSize],
+        );
+        total += deleted;
+        if (deleted < batchSize) break;
+      }
+      await change(`DELETE FROM ${t.locks} WHERE expires_at <= ${now}`);
+      return total;
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await dialect.close();
+    },
+  };
+  return store;
+}
+
+function ttlOf(ttlSeconds: number | undefined): number | undefined {
+  if (ttlSeconds === undefined) return undefined;
+  if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be a positive number, got ${ttlSeconds}.`);
+  }
+  return Math.round(ttlSeconds * 1000);
+}
+
+function wrapUnavailable(name: string, error: unknown): unknown {
+  if (MemoriaError.isInstance(error)) return error;
+  return new MemoriaError("STORE_UNAVAILABLE", `The ${name} store could not start: ${(error as Error)?.message ?? error}.`, { cause: error });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A turn lock as a row: taken when absent or expired, released only by its owner
+ * (an owner token), and expiring after `ttlMs` if its owner dies. Waiters poll with
+ * a growing, jittered delay. Times come from the database's clock, so app servers
+ * with skewed clocks agree on expiry.
+ */
+async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
+  const id = encodeSessionKey(key);
+  const owner = crypto.randomUUID();
+  const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
+  const waitMs = options.waitMs ?? 30_000;
+  const deadline = Date.now() + waitMs;
+  let delay = 2;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const taken = await dialect.execute<number>({
+      kind: "run",
+      sql: `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
+       ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE ${t.locks}.expires_at <= ${dialect.nowMs}`,
+      params: [id, owner],
+    });
+    if (taken === 1) break;
+    if (Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
+    await sleep(Math.min(delay, Math.max(0, deadline - Date.now())) * (0.5 + Math.random()));
+    delay = Math.min(delay * 2, 50);
+  }
+  let released = false;
+  return {
+    async release() {
+      if (released) return;
+      released = true;
+      await dialect.execute({ kind: "run", sql: `DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, params: [id, owner] });
+    },
+  };
+}

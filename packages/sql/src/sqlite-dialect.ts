@@ -1,0 +1,142 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { loadPeer } from "./load-peer.js";
+import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
+import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
+
+/** The parts of a better-sqlite3 `Database` the store uses. */
+export interface SqliteDatabaseLike {
+  prepare(sql: string): SqliteStatementLike;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  close(): unknown;
+}
+
+export interface SqliteStatementLike {
+  run(...params: unknown[]): { changes: number };
+  all(...params: unknown[]): unknown[];
+}
+
+export interface SqliteStoreOptions extends SqlStoreOptions {
+  /**
+   * The database file, created (with its folder) if missing. `":memory:"` keeps
+   * the database in this process's memory.
+   * @default "./.memoria/history.db"
+   */
+  path?: string;
+  /** An open better-sqlite3 `Database` to use instead of `path`. The store does not close it. */
+  database?: SqliteDatabaseLike;
+  /**
+   * How long to wait for another process's write lock before failing.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+  /**
+   * SQLite's `synchronous` setting in WAL mode. `"FULL"` syncs the log on every
+   * commit, so a committed turn survives power loss; `"NORMAL"` survives a crash of
+   * the process but may lose the last turns on power loss, and is faster.
+   * @default "FULL"
+   */
+  synchronous?: "FULL" | "NORMAL";
+}
+
+/** Where the SQLite store keeps its file when given no `path`. */
+export const DEFAULT_SQLITE_PATH = "./.memoria/history.db";
+
+type BetterSqlite3 = new (path: string, options?: { timeout?: number }) => SqliteDatabaseLike;
+
+/**
+ * SQLite through better-sqlite3, which is synchronous. A transaction runs from
+ * BEGIN IMMEDIATE to COMMIT without yielding to the event loop, so it never holds
+ * the write lock while other code of this process waits on it (two connections in
+ * one thread would otherwise deadlock in the busy handler). Operations of one store
+ * run in order through a queue; across processes, the busy timeout orders writers.
+ */
+function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
+  const owned = options.database === undefined;
+  let db: SqliteDatabaseLike | undefined = options.database;
+  let queue: Promise<unknown> = Promise.resolve();
+  const statements = new Map<string, SqliteStatementLike>();
+
+  /** The connection, opened and configured on first use. */
+  function open(): SqliteDatabaseLike {
+    if (db) return db;
+    const path = options.path ?? DEFAULT_SQLITE_PATH;
+    if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+    const Database = loadPeer<BetterSqlite3>("better-sqlite3", "The SQLite store");
+    const opened = new Database(path);
+    if (path !== ":memory:") opened.pragma("journal_mode = WAL");
+    opened.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
+    configure(opened);
+    db = opened;
+    return opened;
+  }
+
+  /** Settings of ours that a given database gets too (outside any transaction). */
+  function configure(database: SqliteDatabaseLike): void {
+    database.pragma("foreign_keys = ON");
+    database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  }
+  if (db) configure(db);
+
+  function statement(sql: string): SqliteStatementLike {
+    let prepared = statements.get(sql);
+    if (!prepared) {
+      prepared = open().prepare(sql);
+      statements.set(sql, prepared);
+    }
+    return prepared;
+  }
+
+  function execute(step: SqlStep): unknown {
+    const prepared = statement(step.sql);
+    return step.kind === "all" ? prepared.all(...step.params) : prepared.run(...step.params).changes;
+  }
+
+  /** Runs `body` alone on the connection, after every operation queued before it. */
+  function serialized<T>(body: () => T): Promise<T> {
+    const result = queue.then(body, body);
+    queue = result.catch(() => undefined);
+    return result;
+  }
+
+  function transaction<T>(program: () => SqlProgram<T>): Promise<T> {
+    return serialized(() => {
+      statement("BEGIN IMMEDIATE").run();
+      try {
+        const value = driveSync(program(), execute);
+        statement("COMMIT").run();
+        return value;
+      } catch (error) {
+        statement("ROLLBACK").run();
+        if (error instanceof Rollback) return error.value as T;
+        throw error;
+      }
+    });
+  }
+
+  return {
+    engine: "sqlite",
+    jsonType: "TEXT",
+    nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    maxParams: 32_766,
+    execute: <T>(step: SqlStep) => serialized(() => execute(step) as T),
+    transaction,
+    exclusive: transaction,
+    async close() {
+      await serialized(() => {
+        statements.clear();
+        if (owned && db) db.close();
+        db = undefined;
+      });
+    },
+  };
+}
+
+/**
+ * A history store in one SQLite file: the embedded default, no server needed.
+ * One row per message keyed by (session, seq); WAL mode; schema created on first
+ * use and migrated through a version table.
+ */
+export function createSqliteStore(options: SqliteStoreOptions = {}): SqlHistoryStore {
+  return createSqlStore("sqlite", sqliteDialect(options), options);
+}
