@@ -1,4 +1,4 @@
-export { type SqlHistoryStore, type SqlStoreOptions } from "./sql-store.js";
+export type { SqlHistoryStore, SqlStoreOptions } from "./sql-store.js";
 export {
   DEFAULT_SQLITE_PATH,
   type SqliteDatabaseLike,

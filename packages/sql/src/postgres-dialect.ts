@@ -1,3 +1,4 @@
+import { MemoriaError } from "@memoria/core";
 import { loadPeer } from "./load-peer.js";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
@@ -51,6 +52,18 @@ function pgSql(sql: string): string {
 
 type Queryable = { query(text: string, params?: unknown[]): Promise<PgResult> };
 
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03"]);
+
+/** A lost or refused connection, as a MemoriaError that says so; other errors as they are. */
+function unavailable(error: unknown): unknown {
+  const code = (error as { code?: string })?.code;
+  const message = (error as Error)?.message ?? String(error);
+  if ((code && NETWORK_CODES.has(code)) || /Connection terminated|connection timeout/i.test(message)) {
+    return new MemoriaError("STORE_UNAVAILABLE", `PostgreSQL is unreachable: ${message}${code ? ` (${code})` : ""}.`, { cause: error });
+  }
+  return error;
+}
+
 async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
   const result = await target.query(pgSql(step.sql), [...step.params]);
   return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
@@ -72,7 +85,11 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   }
 
   async function transaction<T>(program: () => SqlProgram<T>, first?: [string, unknown[]]): Promise<T> {
-    const client = await open().connect();
+    const client = await open()
+      .connect()
+      .catch((error: unknown) => {
+        throw unavailable(error);
+      });
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
@@ -87,7 +104,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
         broken = rollbackError as Error; // the connection is unusable: drop it from the pool
       }
       if (error instanceof Rollback) return error.value as T;
-      throw error;
+      throw unavailable(error);
     } finally {
       client.release(broken);
     }
@@ -100,7 +117,13 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     jsonType: "json",
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
-    execute: async <T>(step: SqlStep) => (await execute(open(), step)) as T,
+    execute: <T>(step: SqlStep) =>
+      execute(open(), step).then(
+        (result) => result as T,
+        (error: unknown) => {
+          throw unavailable(error);
+        },
+      ),
     transaction: (program) => transaction(program),
     // One advisory lock for every memoria migration in the database: processes
     // starting at once on an empty database create the schema exactly once.

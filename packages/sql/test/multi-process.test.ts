@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { HistoryStore } from "@memoria/core";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { createPostgresStore, createSqliteStore } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-mp-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const writerScript = join(import.meta.dirname, "fixtures", "turn-writer.ts");
+const TURNS = 15;
+
+function writer(engine: string, target: string, sessionId: string, name: string) {
+  return promisify(execFile)(process.execPath, ["--import", "tsx", writerScript, engine, target, sessionId, name, String(TURNS)], {
+    cwd: import.meta.dirname,
+  });
+}
+
+/** Every turn stored once, human then AI, and each turn saw exactly the messages before it. */
+async function expectSerializedTurns(store: HistoryStore, sessionId: string) {
+  const stored = await store.read({ sessionId });
+  expect(stored).toHaveLength(2 * 2 * TURNS);
+  const humans = new Set<string>();
+  for (let i = 0; i < stored.length; i += 2) {
+    expect(stored[i]!.getType()).toBe("human");
+    humans.add(String(stored[i]!.content));
+    const writerName = String(stored[i]!.content).split("-")[0];
+    expect(stored[i + 1]!.content).toBe(`${writerName} saw ${i + 1}`);
+  }
+  expect(humans.size).toBe(2 * TURNS);
+}
+
+describe("two processes writing one session", () => {
+  it("sqlite: one file, nothing lost or duplicated, turns never interleaved", async () => {
+    const path = join(dir, "shared.db");
+    const sessionId = `mp-${crypto.randomUUID()}`;
+    await Promise.all([writer("sqlite", path, sessionId, "alpha"), writer("sqlite", path, sessionId, "beta")]);
+    const store = createSqliteStore({ path });
+    await expectSerializedTurns(store, sessionId);
+    await store.close();
+  });
+
+  it("postgres: one database, nothing lost or duplicated, turns never interleaved", async () => {
+    const url = inject("databaseUrl");
+    const sessionId = `mp-${crypto.randomUUID()}`;
+    await Promise.all([writer("postgres", url, sessionId, "alpha"), writer("postgres", url, sessionId, "beta")]);
+    const store = createPostgresStore({ connectionString: url });
+    await expectSerializedTurns(store, sessionId);
+    await store.close();
+  });
+});

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { MemoriaError } from "@memoria/core";
+import { freePort } from "@memoria/testkit/servers";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-sql-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const key = () => ({ sessionId: crypto.randomUUID() });
+
+describe("sqlite specifics", () => {
+  it("reads a window through the primary key, never scanning the session", async () => {
+    const statements: string[] = [];
+    const database = new Database(join(dir, "plan.db"), { verbose: (sql) => statements.push(String(sql)) });
+    const store = createSqliteStore({ database });
+    const k = key();
+    await store.append(k, [new HumanMessage("a"), new HumanMessage("b"), new HumanMessage("c")]);
+    statements.length = 0;
+    expect((await store.read(k, { last: 2 })).map((m) => m.content)).toEqual(["b", "c"]);
+    const windowed = statements.find((sql) => sql.includes("ORDER BY seq DESC"));
+    expect(windowed).toBeDefined();
+    const plan = database.prepare(`EXPLAIN QUERY PLAN ${windowed}`).all() as { detail: string }[];
+    const details = plan.map((row) => row.detail).join("\n");
+    expect(details).toMatch(/SEARCH memoria_messages USING (INDEX sqlite_autoindex_memoria_messages_1|PRIMARY KEY) \(session_id=\?\)/);
+    expect(details).not.toMatch(/SCAN memoria_messages/);
+    await store.close();
+    database.close();
+  });
+
+  it("uses WAL mode, foreign keys and the default location ./.memoria/history.db", async () => {
+    const cwd = process.cwd();
+    const work = mkdtempSync(join(dir, "cwd-"));
+    process.chdir(work);
+    try {
+      const store = createSqliteStore();
+      await store.append(key(), [new HumanMessage("x")]);
+      await store.close();
+      const db = new Database(join(work, ".memoria", "history.db"));
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      db.close();
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("prune() deletes expired sessions with their messages, in batches", async () => {
+    const database = new Database(join(dir, "prune.db"));
+    const store = createSqliteStore({ database, ttlSeconds: 1 });
+    for (let i = 0; i < 5; i++) await store.append(key(), [new HumanMessage("old")]);
+    await sleep(1_200);
+    const fresh = key();
+    await store.append(fresh, [new HumanMessage("new")]);
+    expect(await store.prune({ batchSize: 2 })).toBe(5);
+    const rows = database.prepare("SELECT COUNT(*) AS n FROM memoria_messages").get() as { n: number };
+    expect(rows.n).toBe(1);
+    expect(await store.count(fresh)).toBe(1);
+    await store.close();
+    database.close();
+  });
+
+  it("refuses a database whose schema is newer than this code", async () => {
+    const path = join(dir, "future.db");
+    const first = createSqliteStore({ path });
+    await first.ready();
+    await first.close();
+    const db = new Database(path);
+    db.prepare("UPDATE memoria_schema_version SET version = ?").run(SCHEMA_VERSION + 1);
+    db.close();
+    const store = createSqliteStore({ path });
+    await expect(store.read(key())).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+    await store.close();
+  });
+
+  it("keeps stores with different table prefixes apart in one file", async () => {
+    const path = join(dir, "prefixes.db");
+    const a = createSqliteStore({ path, tablePrefix: "app_a_" });
+    const b = createSqliteStore({ path, tablePrefix: "app_b_" });
+    const k = key();
+    await a.append(k, [new HumanMessage("in a")]);
+    expect(await b.count(k)).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+    expect(() => createSqliteStore({ tablePrefix: "bad-prefix; DROP" })).toThrow(MemoriaError);
+  });
+});
+
+describe("postgres specifics", () => {
+  const connectionString = inject("databaseUrl");
+
+  it("creates the schema once when many processes start on an empty database at once", async () => {
+    const tablePrefix = `cold_${crypto.randomUUID().slice(0, 8)}_`;
+    const stores = Array.from({ length: 8 }, () => createPostgresStore({ connectionString, tablePrefix, maxConnections: 2 }));
+    await Promise.all(stores.map((store) => store.ready()));
+    await Promise.all(stores.map((store, i) => store.append({ sessionId: "cold" }, [new HumanMessage(`m${i}`)])));
+    expect(await stores[0]!.count({ sessionId: "cold" })).toBe(8);
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    const { rows } = await client.query(`SELECT version FROM ${tablePrefix}schema_version`);
+    expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
+    await client.end();
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it("stores a \\u0000 inside content (jsonb could not)", async () => {
+    const store = createPostgresStore({ connectionString });
+    const k = key();
+    await store.append(k, [new HumanMessage("nul \u0000 inside")]);
+    expect((await store.read(k))[0]!.content).toBe("nul \u0000 inside");
+    await store.close();
+  });
+
+  it("works with a pool the application owns, and leaves it open", async () => {
+    const pool = new pg.Pool({ connectionString, max: 2 });
+    const store = createPostgresStore({ pool });
+    const k = key();
+    await store.append(k, [new HumanMessage("pooled")]);
+    await store.close();
+    const { rows } = await pool.query("SELECT 1 AS ok");
+    expect(rows).toEqual([{ ok: 1 }]);
+    await pool.end();
+  });
+
+  it("fails fast with STORE_UNAVAILABLE when the server is down", async () => {
+    const port = await freePort();
+    const store = createPostgresStore({ connectionString: `postgres://memoria@127.0.0.1:${port}/postgres` });
+    const error = await store.read(key()).catch((e: unknown) => e);
+    expect(MemoriaError.hasCode(error, "STORE_UNAVAILABLE")).toBe(true);
+    expect((error as Error).message).toContain("ECONNREFUSED");
+    await store.close();
+  });
+});
