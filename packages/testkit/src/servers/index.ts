@@ -1,2 +1,9 @@
 export { type RunningServer, startPostgres } from "./postgres.js";
 export { freePort, postgresBinDir, runAs, startProcess, stopProcess, waitFor, which } from "./process.js";
+export {
+  type ChatCompletionReply,
+  type ChatCompletionRequest,
+  type OpenAICompatibleServer,
+  type Responder,
+  startOpenAICompatibleServer,
+} from "./openai.js";

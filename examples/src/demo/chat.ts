@@ -1,0 +1,137 @@
+/**
+ * memoria's demo: a terminal chat that remembers, its history in SQLite.
+ *
+ *   pnpm demo                                         talk; /exit to leave
+ *   pnpm demo --session s1 --message "My name is Ada"  one turn, for scripts
+ *   pnpm demo --session s1 --message "What is my name?" --verbose
+ *   pnpm demo --list                                   past sessions of the user
+ *
+ * Options: --session ID (default "default"), --user ID (default "local"),
+ * --window K (only the last K turns reach the model), --db PATH
+ * (default ./.memoria/history.db), --verbose (print the prompt after formatting).
+ */
+import { resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { parseArgs } from "node:util";
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { type BaseMessage, getBufferString } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { type MemoryStrategy, MemoriaError, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
+import { windowMemory } from "@memoria/memory";
+import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
+import { chooseModel } from "./model.js";
+
+/** Prints the prompt as the model receives it, like LangChain's `verbose: true`. */
+class PromptPrinter extends BaseCallbackHandler {
+  name = "prompt-printer";
+  constructor(private readonly write: (text: string) => void) {
+    super();
+  }
+  override handleChatModelStart(_llm: unknown, prompts: BaseMessage[][]) {
+    this.write(`\nPrompt after formatting:\n${getBufferString(prompts[0] ?? [], "Human", "AI")}\n\n`);
+  }
+}
+
+export interface DemoIo {
+  write: (text: string) => void;
+  env?: NodeJS.ProcessEnv;
+  /** Folder that a relative --db path is taken from. */
+  cwd?: string;
+  /** Lines typed by the person, for the interactive mode. */
+  lines?: AsyncIterable<string>;
+}
+
+const USAGE = `usage: pnpm demo [--session ID] [--user ID] [--message TEXT] [--list] [--window K] [--db PATH] [--verbose]`;
+
+export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      session: { type: "string", default: "default" },
+      user: { type: "string", default: "local" },
+      message: { type: "string" },
+      list: { type: "boolean", default: false },
+      window: { type: "string" },
+      db: { type: "string", default: DEFAULT_SQLITE_PATH },
+      verbose: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    io.write(`${USAGE}\n`);
+    return 0;
+  }
+  let memory: MemoryStrategy = wholeHistory();
+  if (values.window !== undefined) {
+    const k = Number(values.window);
+    if (!Number.isInteger(k) || k < 0) {
+      io.write(`--window takes a whole number of turns, got "${values.window}"\n${USAGE}\n`);
+      return 2;
+    }
+    memory = windowMemory({ k });
+  }
+  const path = resolve(io.cwd ?? process.cwd(), values.db as string);
+  const store = createSqliteStore({ path });
+  try {
+    if (values.list) {
+      const { sessions } = await store.list({ userId: values.user as string });
+      if (sessions.length === 0) io.write(`no sessions yet for user "${values.user}" in ${path}\n`);
+      for (const key of sessions) io.write(`${key.sessionId}\t${await store.count(key)} messages\n`);
+      return 0;
+    }
+    const { model, description } = chooseModel(io.env ?? process.env);
+    const prompt = ChatPromptTemplate.fromMessages([
+      ["system", "You are memoria's demo assistant."],
+      new MessagesPlaceholder("history"),
+      ["human", "{input}"],
+    ]);
+    const chat = new RunnableWithMessageHistory({
+      runnable: prompt.pipe(model),
+      store,
+      sessionFields: ["userId", "sessionId"],
+      inputMessagesKey: "input",
+      historyMessagesKey: "history",
+      memory,
+    });
+    const config = {
+      configurable: { userId: values.user, sessionId: values.session },
+      callbacks: values.verbose ? [new PromptPrinter(io.write)] : [],
+    };
+    const turn = async (input: string) => {
+      for await (const chunk of await chat.stream({ input }, config)) io.write(typeof chunk.content === "string" ? chunk.content : chunk.text);
+      io.write("\n");
+    };
+    if (values.message !== undefined) {
+      await turn(values.message);
+      return 0;
+    }
+    io.write(`memoria demo: ${description}\nhistory: ${path}, user "${values.user}", session "${values.session}" (${await store.count({ userId: values.user as string, sessionId: values.session as string })} messages so far)\ntype /exit to leave\n`);
+    for await (const line of io.lines ?? []) {
+      const input = line.trim();
+      if (input === "/exit") break;
+      if (input) await turn(input);
+      io.write("> ");
+    }
+    return 0;
+  } catch (error) {
+    if (MemoriaError.isInstance(error)) {
+      io.write(`error (${error.code}): ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const interactive = !process.argv.slice(2).some((arg) => arg === "--message" || arg.startsWith("--message=") || arg === "--list");
+  const readline = interactive ? createInterface({ input: process.stdin, output: process.stdout, prompt: "> " }) : undefined;
+  if (readline) process.stdout.write("> ");
+  process.exitCode = await runDemo(process.argv.slice(2), {
+    write: (text) => process.stdout.write(text),
+    cwd: process.env.INIT_CWD ?? process.cwd(),
+    lines: readline,
+  });
+  readline?.close();
+}

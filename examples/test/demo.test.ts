@@ -1,0 +1,69 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { runDemo } from "../src/demo/chat.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-demo-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const offline = {}; // no OPENAI_* variables: the offline model
+
+async function demo(args: string[], lines?: string[]) {
+  let out = "";
+  const code = await runDemo(args, {
+    write: (text) => {
+      out += text;
+    },
+    env: offline,
+    cwd: dir,
+    lines: lines ? (async function* () { yield* lines; })() : undefined,
+  });
+  return { code, out };
+}
+
+describe("pnpm demo", () => {
+  it("remembers across runs: the second turn receives the first, from SQLite", async () => {
+    const first = await demo(["--session", "s1", "--message", "My name is Ada"]);
+    expect(first.code).toBe(0);
+    expect(first.out).toContain("[offline model]");
+    expect(first.out).toContain("Nice to meet you, Ada!");
+    const second = await demo(["--session", "s1", "--message", "What is my name?", "--verbose"]);
+    expect(second.out).toContain("Prompt after formatting:\nSystem: You are memoria's demo assistant.\nHuman: My name is Ada\nAI: [offline model]");
+    expect(second.out).toContain("Human: What is my name?");
+    expect(second.out).toContain("Your name is Ada. I was given 2 earlier messages.");
+  });
+
+  it("keeps sessions and users apart, and lists a user's sessions", async () => {
+    expect((await demo(["--session", "other", "--message", "What is my name?"])).out).toContain("I don't know your name");
+    expect((await demo(["--user", "bob", "--session", "s1", "--message", "What is my name?"])).out).toContain("I don't know your name");
+    const listed = await demo(["--list"]);
+    expect(listed.out).toContain("s1\t4 messages");
+    expect(listed.out).toContain("other\t2 messages");
+    expect((await demo(["--list", "--user", "bob"])).out).toBe("s1\t2 messages\n");
+  });
+
+  it("sends only the last K turns with --window K", async () => {
+    for (const text of ["My name is Grace", "one", "two"]) await demo(["--session", "w", "--message", text]);
+    const windowed = await demo(["--session", "w", "--window", "1", "--message", "What is my name?"]);
+    expect(windowed.out).toContain("I don't know your name: nobody told me. I was given 2 earlier messages.");
+    expect((await demo(["--window", "x", "--message", "hi"])).code).toBe(2);
+  });
+
+  it("talks interactively until /exit", async () => {
+    const { out } = await demo(["--session", "live"], ["My name is Lin", "What is my name?", "/exit", "never read"]);
+    expect(out).toContain('session "live" (0 messages so far)');
+    expect(out).toContain("Your name is Lin.");
+    expect(out).not.toContain("never read");
+  });
+
+  it("runs as a program, with the database in the caller's folder", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "src/demo/chat.ts", "--session", "p", "--message", "hello"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { PATH: process.env.PATH, INIT_CWD: dir },
+    });
+    expect(stdout).toContain('You said: "hello". I was given 0 earlier messages.');
+    expect((await demo(["--list"])).out).toContain("p\t2 messages");
+  }, 60_000);
+});
