@@ -15,7 +15,13 @@ describe.each(stores)("windowMemory on %s", (_, makeStore) => {
   it("gives the prompt the last k turns, reading only a window from the store's end", async () => {
     const store = makeStore();
     const reads: (number | undefined)[] = [];
-    const counting: HistoryStore = { ...store, read: (key, options) => (reads.push(options?.last), store.read(key, options)) };
+    const counting: HistoryStore = {
+      ...store,
+      read: (key, options) => {
+        reads.push(options?.last);
+        return store.read(key, options);
+      },
+    };
     let seen: string[] = [];
     const model = RunnableLambda.from((messages: BaseMessage[]) => {
       seen = transcript(messages);
