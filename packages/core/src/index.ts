@@ -63,3 +63,5 @@ export {
   type RunnableWithMessageHistoryInput,
   type SaveErrorContext,
 } from "./runnable-with-message-history.js";
+export { loadPeerDependency } from "./load-peer.js";
+export { pollForLock } from "./lock-polling.js";

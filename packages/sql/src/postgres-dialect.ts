@@ -1,5 +1,4 @@
-import { MemoriaError } from "@memoria/core";
-import { loadPeer } from "./load-peer.js";
+import { MemoriaError, loadPeerDependency } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -75,7 +74,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
 
   function open(): PgPoolLike {
     if (pool) return pool;
-    const pg = loadPeer<PgModule>("pg", "The PostgreSQL store");
+    const pg = loadPeerDependency<PgModule>("pg", "The PostgreSQL store", import.meta.url);
     const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
     // An idle connection dropped by the server must not crash the process; the
     // next query on the pool fails (or reconnects) instead.

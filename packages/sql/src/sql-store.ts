@@ -5,7 +5,6 @@ import {
   type HistoryStore,
   type ListOptions,
   type LockOptions,
-  LockTimeoutError,
   MemoriaError,
   type ReadOptions,
   type SessionKey,
@@ -20,6 +19,7 @@ import {
   encodeMessages,
   encodeSessionKey,
   listLimit,
+  pollForLock,
   readWindow,
   requireFilterField,
   turnIdOf,
@@ -270,23 +270,16 @@ function wrapUnavailable(name: string, error: unknown): unknown {
   return new MemoriaError("STORE_UNAVAILABLE", `The ${name} store could not start: ${(error as Error)?.message ?? error}.`, { cause: error });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * A turn lock as a row: taken when absent or expired, released only by its owner
- * (an owner token), and expiring after `ttlMs` if its owner dies. Waiters poll with
- * a growing, jittered delay. Times come from the database's clock, so app servers
- * with skewed clocks agree on expiry.
+ * (an owner token), and expiring after `ttlMs` if its owner dies. Times come from
+ * the database's clock, so app servers with skewed clocks agree on expiry.
  */
 async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
   const id = encodeSessionKey(key);
   const owner = crypto.randomUUID();
   const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
-  const waitMs = options.waitMs ?? 30_000;
-  const deadline = Date.now() + waitMs;
-  let delay = 2;
-  for (;;) {
-    options.signal?.throwIfAborted();
+  await pollForLock(key, options, async () => {
     const taken = await dialect.execute<number>({
       kind: "run",
       sql: `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
@@ -294,11 +287,8 @@ async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey,
        WHERE ${t.locks}.expires_at <= ${dialect.nowMs}`,
       params: [id, owner],
     });
-    if (taken === 1) break;
-    if (Date.now() >= deadline) throw new LockTimeoutError(key, waitMs);
-    await sleep(Math.min(delay, Math.max(0, deadline - Date.now())) * (0.5 + Math.random()));
-    delay = Math.min(delay * 2, 50);
-  }
+    return taken === 1;
+  });
   let released = false;
   return {
     async release() {

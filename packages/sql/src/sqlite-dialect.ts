@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadPeer } from "./load-peer.js";
+import { loadPeerDependency } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -62,7 +62,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     if (db) return db;
     const path = options.path ?? DEFAULT_SQLITE_PATH;
     if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
-    const Database = loadPeer<BetterSqlite3>("better-sqlite3", "The SQLite store");
+    const Database = loadPeerDependency<BetterSqlite3>("better-sqlite3", "The SQLite store", import.meta.url);
     const opened = new Database(path);
     if (path !== ":memory:") opened.pragma("journal_mode = WAL");
     opened.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);

@@ -7,3 +7,4 @@ export {
   type Responder,
   startOpenAICompatibleServer,
 } from "./openai.js";
+export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster } from "./redis.js";

@@ -9,9 +9,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Sessions expire `ttlSeconds` after their last append. */
 export function expirySuite(setup: StoreSuiteSetup): void {
   describe(`${setup.name}: expiry`, () => {
-    it(`expires a session after its TTL and renews the TTL on append (skipped when the store has no TTL)`, async (context) => {
-      if (!setup.createStoreWithTtl) return context.skip();
-      const store: HistoryStore = await setup.createStoreWithTtl(1);
+    const withTtl = setup.createStoreWithTtl?.bind(setup);
+    it.skipIf(!withTtl)(`expires a session after its TTL and renews the TTL on append${withTtl ? "" : " (skipped: no createStoreWithTtl)"}`, async () => {
+      const store: HistoryStore = await withTtl!(1);
       expect(store.capabilities.ttl).toBe(true);
       await withStores([store], async () => {
         const fading = randomKey();

@@ -52,7 +52,7 @@ export function interopSuite(setup: StoreSuiteSetup): void {
     });
 
     const crossProcess = () => store().capabilities.crossProcessLock;
-    it(`its turn lock excludes a second holder until released (skipped when the store has no cross-process lock)`, async (context) => {
+    it(`its cross-process turn lock excludes a second holder until released (skipped where the store has none)`, async (context) => {
       if (!crossProcess() || !store().lock) return context.skip();
       const key = randomKey();
       const first = await store().lock!(key, { ttlMs: 10_000 });
@@ -67,7 +67,7 @@ export function interopSuite(setup: StoreSuiteSetup): void {
       await second.release();
     });
 
-    it(`its turn lock serializes turns across two store instances (skipped without a shared backend and lock)`, async (context) => {
+    it(`its cross-process turn lock serializes turns across two store instances (skipped without a shared backend and lock)`, async (context) => {
       if (!crossProcess() || !setup.createPeer) return context.skip();
       const other = await setup.createPeer(store());
       await withStores([other], async () => {

@@ -1,0 +1,54 @@
+import { createHash } from "node:crypto";
+import type { Cluster, Redis } from "ioredis";
+
+export type RedisClient = Redis | Cluster;
+
+/** A Lua script run by EVALSHA, falling back to EVAL the first time a server lacks it. */
+export class Script {
+  readonly sha: string;
+  constructor(readonly source: string) {
+    this.sha = createHash("sha1").update(source).digest("hex");
+  }
+
+  async run(client: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith("NOSCRIPT")) throw error;
+      return client.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+/**
+ * Appends a turn atomically: records its turn id (stopping if it is there
+ * already), pushes its messages, stores the session key, and renews the TTL.
+ * KEYS: messages, turns, key. ARGV: turn id, ttl seconds (0: none), key JSON, messages…
+ * Returns 1 when appended, 0 when the turn id was stored before.
+ */
+export const APPEND = new Script(`
+if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+for i = 4, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+redis.call('SET', KEYS[3], ARGV[3])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
+end
+return 1
+`);
+
+/** Adds a session to an index set, renewing the set's TTL. KEYS: index. ARGV: member, ttl seconds (0: none). */
+export const INDEX = new Script(`
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+return 1
+`);
+
+/** Deletes the lock only if this owner holds it. KEYS: lock. ARGV: owner token. */
+export const RELEASE = new Script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);

@@ -1,0 +1,162 @@
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import { HOSTILE_BUT_VALID_IDS, numbered } from "@memoria/testkit";
+import { type RunningRedis, startRedis } from "@memoria/testkit/servers";
+import { Cluster, Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createRedisStore, keyLayout } from "../src/index.js";
+
+const url = inject("redisUrl");
+const admin = new Redis(url);
+afterAll(() => admin.quit());
+
+/** A client that counts the commands it sends (each one a request to the server). */
+function countingClient(): { client: Redis; sent: Record<string, number> } {
+  const client = new Redis(url);
+  const sent: Record<string, number> = {};
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }) => {
+    sent[command.name] = (sent[command.name] ?? 0) + 1;
+    return send(command as never);
+  }) as typeof client.sendCommand;
+  return { client, sent };
+}
+
+function reset(counts: Record<string, number>) {
+  for (const name of Object.keys(counts)) delete counts[name];
+}
+
+describe("redis key safety", () => {
+  it("never touches a key outside its prefix: an application's own keys survive clear and delete", async () => {
+    const prefix = `safety-${crypto.randomUUID()}:`;
+    const store = createRedisStore({ url, keyPrefix: prefix });
+    const appKeys = ["app:user:1", `${prefix.slice(0, -1)}`, "memoria", `x${prefix}{a}:m`];
+    for (const key of appKeys) await admin.set(key, "mine");
+    for (const id of HOSTILE_BUT_VALID_IDS) await store.append({ userId: "u", sessionId: id }, numbered(1));
+    const written = await admin.keys(`*${prefix}*`);
+    for (const key of written) if (!appKeys.includes(key)) expect(key.startsWith(prefix)).toBe(true);
+    for (const id of HOSTILE_BUT_VALID_IDS.slice(0, 3)) await store.clear({ userId: "u", sessionId: id });
+    expect(await store.delete({ userId: "u" })).toBe(HOSTILE_BUT_VALID_IDS.length - 3);
+    for (const key of appKeys) expect(await admin.get(key)).toBe("mine");
+    expect((await admin.keys(`${prefix}*`)).filter((k) => !appKeys.includes(k))).toEqual([]);
+    await admin.del(...appKeys);
+    await store.close();
+  });
+
+  it("keeps every key of a session in one Cluster slot, whatever the id holds", () => {
+    const layout = keyLayout("memoria:");
+    for (const id of ["a{b}c", "x}y{", "*:* \n"]) {
+      const keys = Object.values(layout.session(encodeURIComponent(id)));
+      const tags = keys.map((key) => /\{([^}]*)\}/.exec(key)?.[1]);
+      expect(new Set(tags).size).toBe(1);
+    }
+    expect(() => keyLayout("bad{prefix")).toThrow(MemoriaError);
+  });
+
+  it("lists and erases by key field without KEYS or SCAN", async () => {
+    const { client, sent } = countingClient();
+    const store = createRedisStore({ client, keyPrefix: `idx-${crypto.randomUUID()}:` });
+    for (let i = 0; i < 20; i++) await store.append({ userId: i % 2 ? "odd" : "even", conversationId: `c${i}` }, numbered(1));
+    reset(sent);
+    expect((await store.list({ userId: "odd" })).sessions).toHaveLength(10);
+    expect(await store.delete({ userId: "even" })).toBe(10);
+    expect(Object.keys(sent).sort()).toEqual(["del", "exists", "zrangebylex", "zrem"]);
+    await client.quit();
+  });
+});
+
+describe("redis turn cost", () => {
+  it("a turn costs the same fixed commands at 10 and at 2,000 stored messages", async () => {
+    const { client, sent } = countingClient();
+    const store = createRedisStore({ client });
+    const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: { name: "last-20", load: ({ read }) => read({ last: 20 }) } });
+    const costs: Record<string, number>[] = [];
+    await chain.invoke([new HumanMessage("warm up: loads the scripts")], { configurable: { sessionId: crypto.randomUUID() } });
+    for (const size of [10, 2_000]) {
+      const sessionId = `cost-${size}-${crypto.randomUUID()}`;
+      for (let i = 0; i < size; i += 500) await store.append({ sessionId }, numbered(Math.min(500, size - i), i));
+      reset(sent);
+      await chain.invoke([new HumanMessage("q")], { configurable: { sessionId } });
+      costs.push({ ...sent });
+    }
+    // Lock (SET NX), read (LRANGE -20 -1), two index writes and the append (EVALSHA), release (EVALSHA):
+    // 6 commands in 5 round trips (the two index writes go out together).
+    expect(costs[0]).toEqual({ set: 1, lrange: 1, evalsha: 4 });
+    expect(costs[1]).toEqual(costs[0]);
+    await client.quit();
+  });
+});
+
+describe("redis faults", () => {
+  let server: RunningRedis;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(() => server.stop());
+
+  it("stores each turn exactly once when the server is killed and restarted mid-run", async () => {
+    const store = createRedisStore({ url: server.url });
+    const key = { sessionId: "restart" };
+    let failures = 0;
+    for (let turn = 0; turn < 40; turn++) {
+      if (turn === 15) await server.kill();
+      // The application retries a failed turn with the same turn id; the outage
+      // ends (the server restarts) after the third failed attempt.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await store.append(key, [new HumanMessage(`q${turn}`), new AIMessage(`a${turn}`)], { turnId: `turn-${turn}` });
+          break;
+        } catch (error) {
+          expect(MemoriaError.hasCode(error, "STORE_UNAVAILABLE")).toBe(true);
+          failures++;
+          if (attempt === 3) await server.restart();
+        }
+      }
+    }
+    const stored = (await store.read(key)).map((m) => String(m.content));
+    expect(failures).toBeGreaterThan(0);
+    expect(stored).toEqual(Array.from({ length: 40 }, (_, i) => [`q${i}`, `a${i}`]).flat());
+    await store.close();
+  }, 60_000);
+
+  it("fails a turn with STORE_UNAVAILABLE while the server is down, instead of hanging", async () => {
+    const store = createRedisStore({ url: server.url });
+    const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => "ok"), store });
+    await chain.invoke("warm up", { configurable: { sessionId: "down" } });
+    await server.kill();
+    const error = await chain.invoke("hello?", { configurable: { sessionId: "down" } }).catch((e: unknown) => e);
+    expect(MemoriaError.hasCode(error, "STORE_UNAVAILABLE")).toBe(true);
+    await server.restart();
+    await expect(chain.invoke("back", { configurable: { sessionId: "down" } })).resolves.toBe("ok");
+    await store.close();
+  }, 30_000);
+
+  it("lets a lock whose owner died expire", async () => {
+    const store = createRedisStore({ url: server.url });
+    await store.lock!({ sessionId: "orphan" }, { ttlMs: 300 }); // never released
+    const second = await store.lock!({ sessionId: "orphan" }, { waitMs: 5_000 });
+    await second.release();
+    await expect(store.lock!({ sessionId: "busy" }, { ttlMs: 10_000 }).then(() => store.lock!({ sessionId: "busy" }, { waitMs: 50 }))).rejects.toMatchObject({
+      code: "LOCK_TIMEOUT",
+    });
+    await store.close();
+  });
+});
+
+describe("redis cluster", () => {
+  it("puts a session's keys in one slot and serves a turn on a real cluster", async () => {
+    const cluster = new Cluster(inject("clusterNodes"));
+    const store = createRedisStore({ client: cluster });
+    const key = { userId: "u", conversationId: "{weird}*:id" };
+    await store.append(key, numbered(3));
+    const layout = keyLayout("memoria:");
+    const { encodeSessionKey } = await import("@memoria/core");
+    const slots = await Promise.all(Object.values(layout.session(encodeSessionKey(key))).map((k) => cluster.cluster("KEYSLOT", k)));
+    expect(new Set(slots).size).toBe(1);
+    expect(await store.count(key)).toBe(3);
+    await store.close();
+    await cluster.quit();
+  });
+});
