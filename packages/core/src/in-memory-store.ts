@@ -13,7 +13,7 @@ import {
   requireFilterField,
   turnIdOf,
 } from "./history-store.js";
-import { decodeMessage, encodeMessages } from "./message-codec.js";
+import { type EncodedMessage, decodeMessage, encodeMessages } from "./message-codec.js";
 import {
   type SessionKey,
   type SessionKeyFilter,
@@ -42,8 +42,8 @@ export interface InMemoryStoreOptions {
 
 interface Session {
   key: SessionKey;
-  /** Messages as codec JSON: a read decodes fresh objects, so callers never share state. */
-  messages: string[];
+  /** Messages in codec form, private to the store: a read decodes fresh copies. */
+  messages: EncodedMessage[];
   turnIds: Set<string>;
   expiresAt: number;
 }
@@ -102,14 +102,14 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
       const window = last === undefined ? messages : last === 0 ? [] : messages.slice(-last);
-      return window.map((text) => decodeMessage(text));
+      return window.map((message) => decodeMessage(message));
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
       open();
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
-      const encoded = encodeMessages(messages).map((message) => JSON.stringify(message));
+      const encoded = encodeMessages(messages);
       const id = encodeSessionKey(sessionKey);
       let session = touch(id);
       if (session?.turnIds.has(turnId)) return { appended: false };

@@ -67,3 +67,17 @@ function copy(value: unknown, path: string, ancestors: Set<object>): JsonValue {
     ancestors.delete(value);
   }
 }
+
+/**
+ * A deep copy of a value already known to be JSON (parsed JSON, or the output of
+ * {@link toJsonValue}). Much faster than `structuredClone` for this case.
+ */
+export function cloneJson<T extends JsonValue>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: { [key: string]: JsonValue } = {};
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(out, key, { value: cloneJson(value[key] as JsonValue), enumerable: true, writable: true, configurable: true });
+  }
+  return out as T;
+}

@@ -9,7 +9,7 @@ import {
   isBaseMessage,
 } from "@langchain/core/messages";
 import { InvalidMessageError, MemoriaError } from "./errors.js";
-import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
+import { type JsonValue, NotJsonError, cloneJson, toJsonValue } from "./json-value.js";
 
 /** The current version of the stored-message format. */
 export const CODEC_VERSION = 1;
@@ -172,20 +172,33 @@ function normalize(stored: unknown): { type: StoredMessageType; data: Record<str
   return { type, data: data as Record<string, unknown> };
 }
 
+const FIELDS_OF: Record<StoredMessageType, ReadonlySet<string>> = Object.fromEntries(
+  (Object.keys(TYPE_FIELDS) as StoredMessageType[]).map((type) => [type, new Set([...COMMON_FIELDS, ...TYPE_FIELDS[type]])]),
+) as unknown as Record<StoredMessageType, ReadonlySet<string>>;
+
 /**
  * Decodes a stored message (an object, or the JSON text of one) into a new
  * LangChain message. The message shares nothing with `stored`.
  */
 export function decodeMessage(stored: unknown): BaseMessage {
   const parsed = typeof stored === "string" ? parseJson(stored) : stored;
-  const { type, data } = normalize(parsed);
+  // Text we parsed ourselves is already a private copy; objects handed in are not.
+  const copy = typeof stored !== "string";
+  const own = parsed as EncodedMessage;
+  const { type, data } =
+    typeof own === "object" && own !== null && own.v === CODEC_VERSION && own.data && FIELDS_OF[own.type] ? own : normalize(parsed);
+  const allowed = FIELDS_OF[type];
   const fields: Record<string, unknown> = {};
-  for (const field of [...COMMON_FIELDS, ...TYPE_FIELDS[type]]) {
-    const value = data[field];
+  for (const field of Object.keys(data)) {
+    if (!allowed.has(field)) continue;
+    const value = (data as Record<string, unknown>)[field];
     if (value === undefined || (value === null && NULLABLE_SCALARS.includes(field))) continue;
-    // Text we parsed ourselves is already a private copy; objects handed in are not.
-    fields[field] = typeof stored === "string" ? value : structuredClone(value);
+    fields[field] = copy ? cloneJson(value as JsonValue) : value;
   }
+  return construct(type, fields);
+}
+
+function construct(type: StoredMessageType, fields: Record<string, unknown>): BaseMessage {
   fields.content ??= "";
   if (type === "ai") {
     // Pass the lists explicitly: left undefined, AIMessage would re-parse

@@ -46,7 +46,13 @@ function checkFieldName(field: unknown): asserts field is string {
   }
 }
 
-function checkValue(field: string, value: unknown, hint?: string): asserts value is string {
+function checkValue(field: string, value: unknown, hint?: string | (() => string)): asserts value is string {
+  if (typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && !CONTROL.test(value) && !LONE_SURROGATE.test(value)) return;
+  const text = typeof hint === "function" ? hint() : hint;
+  explainValue(field, value, text);
+}
+
+function explainValue(field: string, value: unknown, hint?: string): never {
   if (value === undefined || value === null) throw new InvalidSessionKeyError(field, "it is missing", hint);
   if (typeof value !== "string") {
     throw new InvalidSessionKeyError(field, `expected a string, got ${describeType(value)}`, hint);
@@ -56,7 +62,7 @@ function checkValue(field: string, value: unknown, hint?: string): asserts value
     throw new InvalidSessionKeyError(field, `it is ${value.length} characters long; the limit is ${MAX_KEY_VALUE_LENGTH}`, hint);
   }
   if (CONTROL.test(value)) throw new InvalidSessionKeyError(field, "it contains a control character", hint);
-  if (LONE_SURROGATE.test(value)) throw new InvalidSessionKeyError(field, "it contains an unpaired surrogate", hint);
+  throw new InvalidSessionKeyError(field, "it contains an unpaired surrogate", hint);
 }
 
 function describeType(value: unknown): string {
@@ -64,10 +70,15 @@ function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-function freezeRecord(entries: [string, string][]): SessionKey {
+/** Keys this module built and validated: frozen, so they stay valid. */
+const validated = new WeakSet<object>();
+
+function freezeRecord(entries: [string, string][], isKey: boolean): SessionKey {
   const record: Record<string, string> = Object.create(null);
   for (const [field, value] of entries) record[field] = value;
-  return Object.freeze(record);
+  Object.freeze(record);
+  if (isKey && entries.length > 0) validated.add(record);
+  return record;
 }
 
 function validEntries(record: unknown, label: string): [string, string][] {
@@ -87,9 +98,10 @@ function validEntries(record: unknown, label: string): [string, string][] {
  * prototype. Field order is kept.
  */
 export function createSessionKey(record: Readonly<Record<string, unknown>>): SessionKey {
+  if (validated.has(record)) return record as SessionKey;
   const entries = validEntries(record, "(key)");
   if (entries.length === 0) throw new InvalidSessionKeyError("(key)", "a session key needs at least one field");
-  return freezeRecord(entries);
+  return freezeRecord(entries, true);
 }
 
 /**
@@ -97,7 +109,7 @@ export function createSessionKey(record: Readonly<Record<string, unknown>>): Ses
  * allowed here; stores decide whether it is legal for an operation.
  */
 export function createKeyFilter(filter: Readonly<Record<string, unknown>> | undefined): SessionKeyFilter {
-  return freezeRecord(filter === undefined ? [] : validEntries(filter, "(filter)"));
+  return freezeRecord(filter === undefined ? [] : validEntries(filter, "(filter)"), false);
 }
 
 /**
@@ -109,10 +121,10 @@ export function sessionKeyFromConfig(
   fields: readonly string[] = DEFAULT_SESSION_FIELDS,
   exampleInput: unknown = "hello",
 ): SessionKey {
-  const example = Object.fromEntries(fields.map((field) => [field, `my-${field.toLowerCase()}`]));
-  const hint =
-    `Pass it in the call's config, e.g. chain.invoke(${JSON.stringify(exampleInput)}, ` +
-    `${JSON.stringify({ configurable: example })})`;
+  const hint = () => {
+    const example = Object.fromEntries(fields.map((field) => [field, `my-${field.toLowerCase()}`]));
+    return `Pass it in the call's config, e.g. chain.invoke(${JSON.stringify(exampleInput)}, ${JSON.stringify({ configurable: example })})`;
+  };
   return freezeRecord(
     fields.map((field): [string, string] => {
       const value =
@@ -120,16 +132,20 @@ export function sessionKeyFromConfig(
       checkValue(field, value, hint);
       return [field, value];
     }),
+    true,
   );
 }
 
 const UNRESERVED = /[^A-Za-z0-9_.-]/gu;
+const PLAIN = /^[A-Za-z0-9_.-]*$/;
+const utf8 = new TextEncoder();
 
 function escapeComponent(value: string): string {
-  return value.replace(UNRESERVED, (ch) =>
-    Array.from(new TextEncoder().encode(ch), (b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""),
-  );
+  if (PLAIN.test(value)) return value;
+  return value.replace(UNRESERVED, (ch) => Array.from(utf8.encode(ch), (b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""));
 }
+
+const encodings = new WeakMap<object, string>();
 
 /**
  * The canonical string of a key: fields sorted by name, `field=value` pairs joined
@@ -138,10 +154,16 @@ function escapeComponent(value: string): string {
  * `{`, `}`, `*`, space or control character.
  */
 export function encodeSessionKey(key: SessionKey): string {
-  return Object.keys(key)
-    .sort()
-    .map((field) => `${field}=${escapeComponent(key[field] as string)}`)
-    .join("&");
+  let encoded = encodings.get(key);
+  if (encoded === undefined) {
+    encoded = Object.keys(key)
+      .sort()
+      .map((field) => `${field}=${escapeComponent(key[field] as string)}`)
+      .join("&");
+    // Only validated keys are frozen, so only their encoding can be kept.
+    if (validated.has(key)) encodings.set(key, encoded);
+  }
+  return encoded;
 }
 
 /** The inverse of {@link encodeSessionKey}; the fields come back in name order. */
