@@ -1,0 +1,130 @@
+/**
+ * `pnpm bench [--quick] [--only W1,W2,…]`: memoria against LangChain.js in one run,
+ * on the same servers, interleaved. Full runs write bench/results/latest.md and
+ * bench/results/latency.svg; --quick (CI's smoke run) writes bench/results/quick.md.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem, type as osType, release } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type RunningRedis, type RunningServer, startPostgres, startRedis } from "@memoria/testkit/servers";
+import { formatMs, ratio } from "./measure.js";
+import { latencyChart, table } from "./report.js";
+import { type StoreKind, memoryKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
+import { type Settings, ceilings, concurrentTurns, latencyBySize, memoryFootprint, wrapperCost } from "./workloads.js";
+
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const quick = values.quick as boolean;
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6").split(",").map((w) => w.trim().toUpperCase()));
+const settings: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
+const log = (line: string) => console.log(line);
+const results = join(import.meta.dirname, "..", "results");
+
+function version(pkg: string): string {
+  const here = join(import.meta.dirname, "..", "node_modules", pkg, "package.json");
+  try {
+    return JSON.parse(readFileSync(here, "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+const started = Date.now();
+const servers: (RunningServer | RunningRedis)[] = [];
+const kinds: StoreKind[] = [];
+const sections: string[] = [];
+try {
+  log(`memoria bench${quick ? " (quick)" : ""}: starting servers`);
+  const postgresUrl = process.env.DATABASE_URL ?? (servers[servers.push(await startPostgres()) - 1] as RunningServer).url;
+  // AOF with everysec, as Redis is usually run in production (the tests' server syncs every write).
+  const redis = process.env.REDIS_URL ? undefined : await startRedis(["--appendfsync", "everysec"]);
+  if (redis) servers.push(redis);
+  const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
+  kinds.push(memoryKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl));
+
+  if (only.has("W1")) {
+    log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
+    const rows = await wrapperCost(settings);
+    sections.push(
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain does); with `windowMemory({ k: 10 })` it reads the last 20 messages. Where memoria reads a long whole history it is slower: LangChain's in-memory history hands back its own stored message objects (a caller that changes one changes the history), while memoria's store returns independent copies, and copying 2,000 messages per turn costs more than the rest of the turn.\n",
+      table(
+        ["workload", "memoria (whole history)", "memoria (window)", "LangChain", "ratio (whole)", "ratio (window)"],
+        rows.map((r) => [r.workload, formatMs(r.memoria), formatMs(r.memoriaWindow), formatMs(r.langchain), ratio(r.memoria, r.langchain), ratio(r.memoriaWindow, r.langchain)]),
+      ),
+    );
+  }
+
+  if (only.has("W2") || only.has("W3")) {
+    log("W2/W3: latency against session length");
+    const { points, flatness } = await latencyBySize(kinds, settings, log);
+    sections.push(
+      "## W2: turn latency (read + model + save) against session length\n\nmemoria reads the last 20 messages (`windowMemory({ k: 10 })`); LangChain's wrapper can only read the whole history. LangChain's PostgreSQL table was given an index on `session_id` (it creates none). On the server stores memoria's turn also takes and releases the cross-process turn lock and saves the turn in one transaction (PostgreSQL: 10 round trips against LangChain's 4), which is what it costs on the smallest sessions.\n",
+      table(
+        ["store", "messages", "memoria", "LangChain", "ratio"],
+        points.map((p) => [p.store, p.size.toLocaleString("en"), formatMs(p.memoriaTurn), p.langchainTurn === undefined ? "—" : formatMs(p.langchainTurn), ratio(p.memoriaTurn, p.langchainTurn)]),
+      ),
+      "\n## W3: read the last 20 messages against session length\n\nmemoria: `store.read(key, { last: 20 })`; LangChain: `getMessages()` then the last 20. In memory, LangChain returns its stored objects themselves (no copy), memoria 20 new copies: that is the whole difference in the in-memory rows.\n",
+      table(
+        ["store", "messages", "memoria", "LangChain", "ratio"],
+        points.map((p) => [p.store, p.size.toLocaleString("en"), formatMs(p.memoriaRead), p.langchainRead === undefined ? "—" : formatMs(p.langchainRead), ratio(p.memoriaRead, p.langchainRead)]),
+      ),
+      "\n### Flatness: memoria's largest session against its smallest, measured alone\n\nIn the tables above LangChain's 100,000-message reads run between memoria's samples (their garbage, their server load). Here each store's smallest and largest sessions are interleaved with each other only; 1.00× is perfectly flat.\n",
+      table(
+        ["store", "sessions compared", "turn: largest ÷ smallest", "read last 20: largest ÷ smallest"],
+        flatness.map((f) => [f.store, `${f.large.toLocaleString("en")} vs ${f.small} messages`, `${f.turn.toFixed(2)}×`, `${f.read.toFixed(2)}×`]),
+      ),
+      "",
+      "![latency against session length](latency.svg)",
+    );
+    if (!quick) writeFileSync(join(results, "latency.svg"), latencyChart(points));
+  }
+
+  if (only.has("W4")) {
+    log("W4: 50 concurrent turns on one session");
+    const rows = await concurrentTurns(kinds);
+    sections.push(
+      "## W4: 50 concurrent turns on one session\n\nEach turn's answer records how many messages it saw; serialized, the k-th turn to finish saw 2k + 1.\n",
+      table(
+        ["store", "system", "messages stored (of 100)", "lost", "duplicated", "misordered pairs", "turns that missed an earlier turn"],
+        rows.map((r) => [r.store, r.system, r.stored, r.lost, r.duplicated, r.misordered, r.missedTurns]),
+      ),
+    );
+  }
+
+  if (only.has("W5")) {
+    log("W5: memory of the in-memory stores");
+    const rows = await memoryFootprint(settings);
+    const [ours, theirs] = rows;
+    sections.push(
+      `## W5: heap of an in-memory store holding ${rows[0]?.sessions.toLocaleString("en")} sessions × 10 messages\n\nMeasured in a fresh process per system, after a full GC.\n`,
+      table(
+        ["system", "heap", "bytes per message"],
+        rows.map((r) => [r.system, `${r.heapMB.toFixed(0)} MB`, r.bytesPerMessage.toFixed(0)]),
+      ),
+      `\nratio memoria / LangChain: ${ours && theirs ? ratio(ours.heapMB, theirs.heapMB) : "—"}`,
+    );
+  }
+
+  if (only.has("W6")) {
+    log("W6: the ceiling");
+    const redisPort = Number(new URL(redisUrl).port);
+    const rows = await ceilings(redisPort, settings);
+    sections.push("## W6: the ceiling\n", table(["measure", "value", "what it is"], rows.map((r) => [r.name, r.value, r.note])));
+  }
+} finally {
+  await Promise.all(kinds.flatMap((k) => [k.memoria.close(), k.langchain?.close()]));
+  await Promise.all(servers.map((s) => s.stop()));
+}
+
+const header = [
+  `# memoria vs LangChain.js${quick ? " (quick run)" : ""}`,
+  "",
+  `Run ${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s with \`pnpm bench${quick ? " --quick" : ""}\`.`,
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}, Node ${process.version}.`,
+  `Versions: @langchain/core ${version("@langchain/core")}, @langchain/community ${version("@langchain/community")}, ioredis ${version("ioredis")}, pg ${version("pg")}, better-sqlite3 ${version("better-sqlite3")}; PostgreSQL and Redis as started by \`@memoria/testkit/servers\` (PostgreSQL with fsync off, Redis with AOF and appendfsync everysec).`,
+  `Method: medians of ${settings.runs} interleaved runs (A B A B …) after 3 warm-up rounds, with a full GC after seeding each session size (W2/W3 at 100,000 messages: ${Math.max(5, Math.round(settings.runs / 3))} runs). Ratios are memoria ÷ LangChain: below 1, memoria is faster or smaller.`,
+  "",
+];
+const report = `${[...header, ...sections].join("\n")}\n`;
+writeFileSync(join(results, quick ? "quick.md" : "latest.md"), report);
+console.log(`\n${report}`);

@@ -1,0 +1,51 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+setFlagsFromString("--expose-gc");
+/** A full garbage collection, run between groups of samples (after seeding, say), never inside one. */
+export const collectGarbage = runInNewContext("gc") as () => void;
+
+/** Milliseconds taken by `body`. */
+export async function timed(body: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await body();
+  return performance.now() - start;
+}
+
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * Runs each contender `runs` times, interleaved (A B A B …) so that drift in the
+ * machine's speed affects all alike, after `warmup` untimed rounds. Returns each
+ * contender's samples in milliseconds. (A full GC before every run was tried and
+ * dropped: forced full collections age V8's compiled code and slowed every sample
+ * about tenfold, which measures nothing a real program does.)
+ */
+export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup = 3): Promise<Record<string, number[]>> {
+  const names = Object.keys(contenders);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < warmup + runs; round++) {
+    for (const name of names) {
+      const ms = await timed(contenders[name] as () => Promise<unknown>);
+      if (round >= warmup) samples[name]?.push(ms);
+    }
+  }
+  return samples;
+}
+
+export function formatMs(ms: number): string {
+  if (!Number.isFinite(ms)) return "—";
+  if (ms < 0.1) return `${(ms * 1000).toFixed(1)} µs`;
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  return `${ms.toFixed(0)} ms`;
+}
+
+export function ratio(ours: number, theirs: number | undefined): string {
+  if (theirs === undefined || !Number.isFinite(theirs) || theirs === 0) return "—";
+  return `${(ours / theirs).toFixed(ours / theirs < 0.1 ? 3 : 2)}`;
+}

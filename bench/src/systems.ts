@@ -1,0 +1,160 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PostgresChatMessageHistory } from "@langchain/community/stores/message/postgres";
+import { RedisChatMessageHistory } from "@langchain/community/stores/message/ioredis";
+import { type BaseChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { AIMessage, type BaseMessage, HumanMessage, mapChatMessagesToStoredMessages } from "@langchain/core/messages";
+import { RunnableLambda, RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
+import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
+import { windowMemory } from "@memoria/memory";
+import { createRedisStore } from "@memoria/redis";
+import { createPostgresStore, createSqliteStore } from "@memoria/sql";
+import { Redis } from "ioredis";
+import pg from "pg";
+
+/** A model that costs nothing, so a turn measures the memory layer. */
+export const trivialModel = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`ok ${messages.length}`));
+
+/** `count` alternating human / AI messages of about 60 characters. */
+export function conversation(count: number, from = 0): BaseMessage[] {
+  return Array.from({ length: count }, (_, i) =>
+    (from + i) % 2 === 0
+      ? new HumanMessage(`question number ${from + i}: what do you think about this?`)
+      : new AIMessage(`answer number ${from + i}: I think it is quite reasonable, yes.`),
+  );
+}
+
+const BATCH = 5_000;
+
+/** One system's view of one store kind. */
+export interface Side {
+  /** Puts `count` messages into a fresh session. */
+  seed(sessionId: string, count: number): Promise<void>;
+  /** One turn through the system's RunnableWithMessageHistory with a prompt of the last 20 messages (memoria) or the whole history (LangChain, which cannot window its reads). */
+  turn(sessionId: string): Promise<void>;
+  /** The last 20 messages of the session. */
+  readLast20(sessionId: string): Promise<BaseMessage[]>;
+  /** The session's messages, in order. */
+  readAll(sessionId: string): Promise<BaseMessage[]>;
+  /** The wrapper with the default (whole-history) strategy, for concurrency checks. */
+  wrapper(runnable: RunnableLambda<BaseMessage[], AIMessage>): { invoke(input: BaseMessage[], config: object): Promise<unknown> };
+  close(): Promise<void>;
+}
+
+export interface StoreKind {
+  name: string;
+  memoria: Side;
+  /** LangChain.js's history for the same backend, where it has one. */
+  langchain?: Side;
+}
+
+function memoriaSide(store: HistoryStore): Side {
+  const last20: MemoryStrategy = windowMemory({ k: 10 });
+  const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store, memory: last20 });
+  return {
+    async seed(sessionId, count) {
+      for (let from = 0; from < count; from += BATCH) await store.append({ sessionId }, conversation(Math.min(BATCH, count - from), from));
+    },
+    async turn(sessionId) {
+      await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
+    },
+    readLast20: (sessionId) => store.read({ sessionId }, { last: 20 }),
+    readAll: (sessionId) => store.read({ sessionId }),
+    wrapper: (runnable) => new RunnableWithMessageHistory({ runnable, store }),
+    close: () => store.close(),
+  };
+}
+
+function langchainSide(history: (sessionId: string) => BaseChatMessageHistory, seed: Side["seed"], close: () => Promise<void>): Side {
+  const chain = new LangChainWrapper({ runnable: trivialModel, getMessageHistory: history });
+  return {
+    seed,
+    async turn(sessionId) {
+      await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
+    },
+    // LangChain's histories can only read everything; a window is a slice of it.
+    readLast20: async (sessionId) => (await history(sessionId).getMessages()).slice(-20),
+    readAll: (sessionId) => history(sessionId).getMessages(),
+    wrapper: (runnable) => new LangChainWrapper({ runnable, getMessageHistory: history }),
+    close,
+  };
+}
+
+export function memoryKind(): StoreKind {
+  const histories = new Map<string, InMemoryChatMessageHistory>();
+  const history = (sessionId: string) => {
+    let found = histories.get(sessionId);
+    if (!found) {
+      found = new InMemoryChatMessageHistory();
+      histories.set(sessionId, found);
+    }
+    return found;
+  };
+  return {
+    name: "in-memory",
+    memoria: memoriaSide(createInMemoryStore({ maxSessions: 1_000_000 })),
+    langchain: langchainSide(
+      history,
+      async (sessionId, count) => {
+        for (let from = 0; from < count; from += BATCH) await history(sessionId).addMessages(conversation(Math.min(BATCH, count - from), from));
+      },
+      async () => histories.clear(),
+    ),
+  };
+}
+
+export function sqliteKind(): StoreKind {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-"));
+  // LangChain.js has no SQLite chat history; the ceiling (W6) is a bare better-sqlite3 loop.
+  return { name: "sqlite", memoria: memoriaSide(createSqliteStore({ path: join(dir, "bench.db") })) };
+}
+
+export async function postgresKind(url: string): Promise<StoreKind> {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const table = "langchain_chat_histories";
+  const history = (sessionId: string) => new PostgresChatMessageHistory({ sessionId, pool, tableName: table });
+  await history("init").getMessages(); // creates LangChain's table
+  // LangChain creates no index on session_id; without one every read scans the whole
+  // table. We add it so the comparison is about design, not a missing index.
+  await pool.query(`CREATE INDEX IF NOT EXISTS ${table}_session ON ${table} (session_id, id)`);
+  return {
+    name: "postgres",
+    memoria: memoriaSide(createPostgresStore({ connectionString: url })),
+    langchain: langchainSide(
+      history,
+      async (sessionId, count) => {
+        for (let from = 0; from < count; from += BATCH) {
+          const rows = mapChatMessagesToStoredMessages(conversation(Math.min(BATCH, count - from), from)).map(({ type, data }) => JSON.stringify({ ...data, type }));
+          await pool.query(
+            `INSERT INTO ${table} (session_id, message) SELECT $1, m::jsonb FROM unnest($2::text[]) WITH ORDINALITY AS u(m, n) ORDER BY n`,
+            [sessionId, rows],
+          );
+        }
+      },
+      () => pool.end(),
+    ),
+  };
+}
+
+export function redisKind(url: string): StoreKind {
+  const client = new Redis(url);
+  const history = (sessionId: string) => new RedisChatMessageHistory({ sessionId, client });
+  return {
+    name: "redis",
+    memoria: memoriaSide(createRedisStore({ url, keyPrefix: "bench:" })),
+    langchain: langchainSide(
+      history,
+      async (sessionId, count) => {
+        for (let from = 0; from < count; from += BATCH) {
+          // LangChain pushes each message to the head and reverses on read.
+          const items = mapChatMessagesToStoredMessages(conversation(Math.min(BATCH, count - from), from)).map((m) => JSON.stringify(m));
+          await client.lpush(sessionId, ...items);
+        }
+      },
+      async () => {
+        await client.quit();
+      },
+    ),
+  };
+}
