@@ -1,6 +1,7 @@
 import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
 import { MemoriaError } from "./errors.js";
+import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 
 export interface ReadOptions {
@@ -86,6 +87,14 @@ export interface HistoryStore {
   list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage>;
   /** Erases every session matching `filter` (at least one field); returns how many. */
   delete(filter: SessionKeyFilter): Promise<number>;
+  /**
+   * Derived state a memory strategy keeps for the session (a running summary, the
+   * entities it knows, …): a JSON value under a name, or undefined if none was set.
+   * It lives and expires with the session and is erased by `clear` and `delete`.
+   */
+  getState(key: SessionKey, name: string): Promise<JsonValue | undefined>;
+  /** Stores (replaces) a state value; a session with state but no messages exists, with a count of 0. */
+  setState(key: SessionKey, name: string, value: JsonValue): Promise<void>;
   /** The session as a LangChain `BaseListChatMessageHistory`. */
   history(key: SessionKey): BaseListChatMessageHistory;
   /** Takes the cross-process turn lock of a session, where the store has one. */
@@ -143,5 +152,25 @@ export function requireFilterField(filter: SessionKeyFilter): void {
 export class StoreClosedError extends MemoriaError {
   constructor(storeName: string) {
     super("STORE_CLOSED", `The ${storeName} store is closed; create a new store to keep working.`);
+  }
+}
+
+const STATE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+
+/** Checks a state name. */
+export function stateName(name: string): string {
+  if (typeof name !== "string" || !STATE_NAME.test(name)) {
+    throw new MemoriaError("INVALID_ARGUMENT", `A state name must start with a letter and hold at most 64 letters, digits, "_", "." or "-"; got ${JSON.stringify(name)}.`);
+  }
+  return name;
+}
+
+/** Checks a state value and returns a private JSON copy of it. */
+export function stateValue(value: unknown): JsonValue {
+  try {
+    return toJsonValue(value);
+  } catch (error) {
+    if (error instanceof NotJsonError) throw new MemoriaError("INVALID_ARGUMENT", `A state value must be JSON: ${error.message}.`);
+    throw error;
   }
 }

@@ -11,8 +11,11 @@ import {
   listLimit,
   readWindow,
   requireFilterField,
+  stateName,
+  stateValue,
   turnIdOf,
 } from "./history-store.js";
+import { type JsonValue, cloneJson } from "./json-value.js";
 import { type EncodedMessage, decodeMessage, encodeMessages } from "./message-codec.js";
 import {
   type SessionKey,
@@ -45,6 +48,7 @@ interface Session {
   /** Messages in codec form, private to the store: a read decodes fresh copies. */
   messages: EncodedMessage[];
   turnIds: Set<string>;
+  state: Map<string, JsonValue>;
   expiresAt: number;
 }
 
@@ -68,8 +72,20 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const sessions = new Map<string, Session>();
   let closed = false;
 
-  function open(): void {
+  function ensureOpen(): void {
     if (closed) throw new StoreClosedError("in-memory");
+  }
+
+  /** A new, empty session, evicting the least recently used one past `maxSessions`. */
+  function open(key: SessionKey, id: string): Session {
+    const session: Session = { key, messages: [], turnIds: new Set(), state: new Map(), expiresAt: Infinity };
+    sessions.set(id, session);
+    evictOverflow();
+    return session;
+  }
+
+  function renew(session: Session): void {
+    session.expiresAt = ttlSeconds === undefined ? Infinity : Date.now() + ttlSeconds * 1000;
   }
 
   /** The live session for a key, moved to most recently used; expired ones vanish. */
@@ -97,7 +113,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     capabilities: { ttl: true, crossProcessLock: false, sharedBackend: false },
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      open();
+      ensureOpen();
       const id = encodeSessionKey(createSessionKey(key));
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
@@ -106,37 +122,49 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
-      open();
+      ensureOpen();
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
       const encoded = encodeMessages(messages);
       const id = encodeSessionKey(sessionKey);
-      let session = touch(id);
-      if (session?.turnIds.has(turnId)) return { appended: false };
-      if (!session) {
-        session = { key: sessionKey, messages: [], turnIds: new Set(), expiresAt: Infinity };
-        sessions.set(id, session);
-        evictOverflow();
-      }
+      const existing = touch(id);
+      if (existing?.turnIds.has(turnId)) return { appended: false };
+      const session = existing ?? open(sessionKey, id);
       session.messages.push(...encoded);
       session.turnIds.add(turnId);
-      session.expiresAt = ttlSeconds === undefined ? Infinity : Date.now() + ttlSeconds * 1000;
+      renew(session);
       return { appended: true };
     },
 
+    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+      ensureOpen();
+      const value = touch(encodeSessionKey(createSessionKey(key)))?.state.get(stateName(name));
+      return value === undefined ? undefined : cloneJson(value);
+    },
+
+    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      const checked = stateValue(value);
+      const id = encodeSessionKey(sessionKey);
+      const session = touch(id) ?? open(sessionKey, id);
+      session.state.set(stateName(name), checked);
+      renew(session);
+    },
+
     async clear(key: SessionKey): Promise<void> {
-      open();
+      ensureOpen();
       sessions.delete(encodeSessionKey(createSessionKey(key)));
     },
 
     async count(key: SessionKey): Promise<number> {
-      open();
+      ensureOpen();
       const session = sessions.get(encodeSessionKey(createSessionKey(key)));
       return session && session.expiresAt > Date.now() ? session.messages.length : 0;
     },
 
     async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
-      open();
+      ensureOpen();
       const match = createKeyFilter(filter);
       const limit = listLimit(listOptions);
       const cursor = listOptions?.cursor;
@@ -151,7 +179,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     },
 
     async delete(filter: SessionKeyFilter): Promise<number> {
-      open();
+      ensureOpen();
       const match = createKeyFilter(filter);
       requireFilterField(match);
       let deleted = 0;

@@ -21,7 +21,7 @@ export {
   sessionKeyFromConfig,
   validateSessionFields,
 } from "./session-key.js";
-export { type JsonValue, toJsonValue } from "./json-value.js";
+export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
 export {
   CODEC_VERSION,
   type EncodedMessage,
@@ -47,6 +47,8 @@ export {
   listLimit,
   readWindow,
   requireFilterField,
+  stateName,
+  stateValue,
   turnIdOf,
 } from "./history-store.js";
 export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";

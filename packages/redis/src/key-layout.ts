@@ -10,13 +10,14 @@ import { MemoriaError, type SessionKey, encodeSessionKey } from "@memoria/core";
  *   <prefix>{<session>}:m   list of messages (codec JSON), in order
  *   <prefix>{<session>}:t   set of stored turn ids
  *   <prefix>{<session>}:k   the session key as JSON
+ *   <prefix>{<session>}:s   hash of derived state (memory strategies), name → JSON
  *   <prefix>{<session>}:l   the turn lock (owner token, with a PX expiry)
  *   <prefix>idx:{<field>=<value>}   sorted set of the sessions with that field value
  *   <prefix>idx:{*}                 sorted set of all sessions
  */
 export interface KeyLayout {
   prefix: string;
-  session(id: string): { messages: string; turns: string; key: string; lock: string };
+  session(id: string): { messages: string; turns: string; key: string; state: string; lock: string };
   /** The index sets a session belongs to: one per key field, and the global one. */
   indexes(key: SessionKey): string[];
   fieldIndex(field: string, value: string): string;
@@ -34,7 +35,7 @@ export function keyLayout(prefix: string): KeyLayout {
     prefix,
     session(id) {
       const base = `${prefix}{${id}}`;
-      return { messages: `${base}:m`, turns: `${base}:t`, key: `${base}:k`, lock: `${base}:l` };
+      return { messages: `${base}:m`, turns: `${base}:t`, key: `${base}:k`, state: `${base}:s`, lock: `${base}:l` };
     },
     indexes: (key) => [...Object.keys(key).map((field) => fieldIndex(field, key[field] as string)), `${prefix}idx:{*}`],
     fieldIndex,

@@ -3,6 +3,7 @@ import {
   type AppendOptions,
   type AppendResult,
   type HistoryStore,
+  type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
@@ -25,10 +26,12 @@ import {
   pollForLock,
   readWindow,
   requireFilterField,
+  stateName,
+  stateValue,
   turnIdOf,
 } from "@memoria/core";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
-import { APPEND, INDEX, RELEASE, type RedisClient } from "./scripts.js";
+import { APPEND, INDEX, RELEASE, type RedisClient, SET_STATE } from "./scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -122,7 +125,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   async function erase(r: RedisClient, key: SessionKey): Promise<boolean> {
     const id = encodeSessionKey(key);
     const keys = layout.session(id);
-    const removed = await r.del(keys.messages, keys.turns, keys.key);
+    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state);
     await Promise.all(layout.indexes(key).map((index) => r.zrem(index, id)));
     return removed > 0;
   }
@@ -150,8 +153,25 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         // Indexed first: a crash in between leaves an index entry with no session
         // (skipped and cleaned by list), never a session that erasure cannot find.
         await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
-        const done = await APPEND.run(r, [keys.messages, keys.turns, keys.key], [turnId, ttlArg, JSON.stringify(sessionKey), ...payloads]);
+        const done = await APPEND.run(r, [keys.messages, keys.turns, keys.key, keys.state], [turnId, ttlArg, JSON.stringify(sessionKey), ...payloads]);
         return { appended: Number(done) === 1 };
+      });
+    },
+
+    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+      const { state } = layout.session(encodeSessionKey(createSessionKey(key)));
+      const value = await guarded((r) => r.hget(state, stateName(name)));
+      return value === null ? undefined : (JSON.parse(value) as JsonValue);
+    },
+
+    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      const text = JSON.stringify(stateValue(value));
+      const id = encodeSessionKey(sessionKey);
+      const keys = layout.session(id);
+      await guarded(async (r) => {
+        await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
+        await SET_STATE.run(r, [keys.messages, keys.turns, keys.key, keys.state], [stateName(name), text, ttlArg, JSON.stringify(sessionKey)]);
       });
     },
 

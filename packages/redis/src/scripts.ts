@@ -23,7 +23,7 @@ export class Script {
 /**
  * Appends a turn atomically: records its turn id (stopping if it is there
  * already), pushes its messages, stores the session key, and renews the TTL.
- * KEYS: messages, turns, key. ARGV: turn id, ttl seconds (0: none), key JSON, messages…
+ * KEYS: messages, turns, key, state. ARGV: turn id, ttl seconds (0: none), key JSON, messages…
  * Returns 1 when appended, 0 when the turn id was stored before.
  */
 export const APPEND = new Script(`
@@ -33,6 +33,20 @@ for i = 4, #ARGV, 1000 do
 end
 redis.call('SET', KEYS[3], ARGV[3])
 local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
+end
+return 1
+`);
+
+/**
+ * Sets one derived-state value, creating the session if needed, and renews the
+ * session's TTL. KEYS: messages, turns, key, state. ARGV: name, JSON value, ttl seconds (0: none), key JSON.
+ */
+export const SET_STATE = new Script(`
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[4])
+local ttl = tonumber(ARGV[3])
 if ttl > 0 then
   for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
 end

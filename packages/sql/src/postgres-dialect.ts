@@ -114,6 +114,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // json, not jsonb: jsonb refuses \u0000 inside strings, which chat content can hold,
     // and the store never queries inside a payload.
     jsonType: "json",
+    jsonText: (column) => `${column}::text`,
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
     execute: <T>(step: SqlStep) =>

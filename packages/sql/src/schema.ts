@@ -8,12 +8,14 @@ export interface Tables {
   fields: string;
   messages: string;
   turns: string;
+  state: string;
   locks: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
 
-export function tablesFor(prefix: string): Tables {
+/** `lockSchema`: where the engine keeps lock rows, if not beside the rest. */
+export function tablesFor(prefix: string, lockSchema?: string): Tables {
   if (!PREFIX.test(prefix)) {
     throw new MemoriaError("INVALID_ARGUMENT", `tablePrefix must match ${PREFIX}, got ${JSON.stringify(prefix)}.`);
   }
@@ -23,7 +25,8 @@ export function tablesFor(prefix: string): Tables {
     fields: `${prefix}session_fields`,
     messages: `${prefix}messages`,
     turns: `${prefix}turns`,
-    locks: `${prefix}locks`,
+    state: `${prefix}state`,
+    locks: lockSchema ? `${lockSchema}.${prefix}locks` : `${prefix}locks`,
   };
 }
 
@@ -62,17 +65,33 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
         turn_id TEXT NOT NULL,
         PRIMARY KEY (session_id, turn_id)
       )`,
-      `CREATE TABLE ${t.locks} (
-        session_id TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        expires_at BIGINT NOT NULL
+    ],
+    // 2: derived state of memory strategies (summaries, entities, …), erased with the session.
+    [
+      `CREATE TABLE ${t.state} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        value ${dialect.jsonType} NOT NULL,
+        PRIMARY KEY (session_id, name)
       )`,
     ],
   ];
 }
 
+/**
+ * The lock table is ensured on every start rather than migrated: it holds nothing
+ * worth keeping, and on SQLite it lives in a separate file that may be new.
+ */
+function lockTable(t: Tables): string {
+  return `CREATE TABLE IF NOT EXISTS ${t.locks} (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+  )`;
+}
+
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many
@@ -95,5 +114,6 @@ export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void
     }
     if (rows.length === 0) yield* run(`INSERT INTO ${tables.version} (version) VALUES (?)`, [SCHEMA_VERSION]);
     else if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET version = ?`, [SCHEMA_VERSION]);
+    yield* run(lockTable(tables));
   });
 }

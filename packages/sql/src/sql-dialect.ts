@@ -31,10 +31,14 @@ export interface SqlDialect {
   readonly engine: "sqlite" | "postgres";
   /** Column type for a message's JSON text. */
   readonly jsonType: string;
+  /** An SQL expression reading a JSON column as its text (drivers that parse JSON would otherwise do it for us). */
+  jsonText(column: string): string;
   /** An SQL expression for the database's clock, in epoch milliseconds. */
   readonly nowMs: string;
   /** The most parameters one statement may carry. */
   readonly maxParams: number;
+  /** A schema for the lock table when locks live apart from the history (SQLite: an attached, unsynced file). */
+  readonly lockSchema?: string;
   /** Runs one statement outside a transaction. */
   execute<T>(step: SqlStep): Promise<T>;
   /** Runs a program in one transaction that takes the write lock at its start. */

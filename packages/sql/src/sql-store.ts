@@ -3,6 +3,7 @@ import {
   type AppendOptions,
   type AppendResult,
   type HistoryStore,
+  type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
@@ -22,6 +23,8 @@ import {
   pollForLock,
   readWindow,
   requireFilterField,
+  stateName,
+  stateValue,
   turnIdOf,
 } from "@memoria/core";
 import { type Tables, migrate, tablesFor } from "./schema.js";
@@ -56,9 +59,10 @@ const ROW_PARAMS = 4;
 
 /** The store body shared by every SQL engine. */
 export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
-  const t: Tables = tablesFor(options.tablePrefix ?? "memoria_");
+  const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.lockSchema);
   const ttlMs = ttlOf(options.ttlSeconds);
   const now = dialect.nowMs;
+  const payload = dialect.jsonText("payload");
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
   let migrated: Promise<void> | undefined;
   let closed = false;
@@ -81,11 +85,14 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     return dialect.execute<number>({ kind: "run", sql, params });
   }
 
-  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string): Generator<SqlStep, boolean, unknown> {
-    // An expired session starts afresh: its old messages and turn ids go first.
+  /**
+   * Creates or renews the session row, adding `count` to its sequence; returns the
+   * sequence's new end. An expired session starts afresh: its old rows go first.
+   * The row lock this takes orders concurrent writers of the session.
+   */
+  function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
     yield* run(`DELETE FROM ${t.sessions} WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ${now}`, [id]);
     const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
-    // Allocates this turn's sequence numbers; the row lock it takes orders concurrent appends.
     const [row] = yield* all<{ next_seq: number | string }>(
       `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
        VALUES (?, ?, ?, ?, ${now}, ${expires})
@@ -95,21 +102,27 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
          updated_at = excluded.updated_at,
          expires_at = excluded.expires_at
        RETURNING next_seq`,
-      [id, JSON.stringify(key), payloads.length, payloads.length],
+      [id, JSON.stringify(key), count, count],
     );
     const end = Number(row?.next_seq);
+    if (end === count) {
+      // Possibly new (a session with only state also has end 0): its key fields, once.
+      const fields = Object.keys(key);
+      yield* run(
+        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`,
+        fields.flatMap((field) => [id, field, key[field]]),
+      );
+    }
+    return end;
+  }
+
+  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string): Generator<SqlStep, boolean, unknown> {
+    const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* all(
       `INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`,
       [id, turnId],
     );
     if (inserted.length === 0) throw new Rollback(false); // this turn is stored already
-    if (end === payloads.length) {
-      const fields = Object.keys(key);
-      yield* run(
-        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")}`,
-        fields.flatMap((field) => [id, field, key[field]]),
-      );
-    }
     const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
     for (let from = 0; from < payloads.length; from += rowsPerStatement) {
       const chunk = payloads.slice(from, from + rowsPerStatement);
@@ -144,11 +157,11 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const rows =
         last === undefined
           ? await query<{ payload: unknown }>(
-              `SELECT payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`,
+              `SELECT ${payload} AS payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`,
               [id, id],
             )
           : await query<{ payload: unknown }>(
-              `SELECT payload FROM (
+              `SELECT ${payload} AS payload FROM (
                  SELECT seq, payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq DESC LIMIT ?
                ) w ORDER BY seq`,
               [id, id, last],
@@ -163,6 +176,33 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await ready();
       if (payloads.length === 0) return { appended: true };
       return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId)) };
+    },
+
+    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+      const id = encodeSessionKey(createSessionKey(key));
+      stateName(name);
+      await ready();
+      const [row] = await query<{ value: unknown }>(
+        `SELECT ${dialect.jsonText("value")} AS value FROM ${t.state} WHERE session_id = ? AND name = ? AND NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`,
+        [id, name, id],
+      );
+      if (!row) return undefined;
+      return JSON.parse(row.value as string) as JsonValue;
+    },
+
+    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      stateName(name);
+      const text = JSON.stringify(stateValue(value));
+      const id = encodeSessionKey(sessionKey);
+      await ready();
+      await dialect.transaction(function* () {
+        yield* upsertSession(sessionKey, id, 0);
+        yield* run(
+          `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value`,
+          [id, name, text],
+        );
+      });
     },
 
     async clear(key: SessionKey): Promise<void> {

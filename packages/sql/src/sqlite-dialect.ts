@@ -39,6 +39,8 @@ export interface SqliteStoreOptions extends SqlStoreOptions {
   synchronous?: "FULL" | "NORMAL";
 }
 
+const LOCK_SCHEMA = "memoria_lockdb";
+
 /** Where the SQLite store keeps its file when given no `path`. */
 export const DEFAULT_SQLITE_PATH = "./.memoria/history.db";
 
@@ -67,8 +69,22 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     if (path !== ":memory:") opened.pragma("journal_mode = WAL");
     opened.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     configure(opened);
+    attachLocks(opened, path);
     db = opened;
     return opened;
+  }
+
+  /**
+   * Turn locks live in a second file beside the history (`<path>-locks`), written
+   * without fsync: a lock is worth nothing after a crash (it expires anyway), and
+   * syncing its take and release would triple the fsyncs of every turn.
+   */
+  function attachLocks(database: SqliteDatabaseLike, path: string): void {
+    const attached = database.pragma("database_list") as { name: string }[];
+    if (attached.some((entry) => entry.name === LOCK_SCHEMA)) return; // another store on this connection did it
+    database.prepare(`ATTACH DATABASE ? AS ${LOCK_SCHEMA}`).run(path === ":memory:" ? ":memory:" : `${path}-locks`);
+    if (path !== ":memory:") database.pragma(`${LOCK_SCHEMA}.journal_mode = WAL`);
+    database.pragma(`${LOCK_SCHEMA}.synchronous = OFF`);
   }
 
   /** Settings of ours that a given database gets too (outside any transaction). */
@@ -76,7 +92,11 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     database.pragma("foreign_keys = ON");
     database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   }
-  if (db) configure(db);
+  if (db) {
+    configure(db);
+    const [main] = db.pragma("database_list") as { name: string; file: string }[];
+    attachLocks(db, main?.file ? main.file : ":memory:");
+  }
 
   function statement(sql: string): SqliteStatementLike {
     let prepared = statements.get(sql);
@@ -117,8 +137,10 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   return {
     engine: "sqlite",
     jsonType: "TEXT",
+    jsonText: (column) => column,
     nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     maxParams: 32_766,
+    lockSchema: LOCK_SCHEMA,
     execute: <T>(step: SqlStep) => serialized(() => execute(step) as T),
     transaction,
     exclusive: transaction,

@@ -134,3 +134,43 @@ describe("postgres specifics", () => {
     await store.close();
   });
 });
+
+describe("sqlite turn locks", () => {
+  it("live in an unsynced file beside the history, shared by processes and stores on one connection", async () => {
+    const path = join(dir, "locks.db");
+    const database = new Database(path);
+    const first = createSqliteStore({ database });
+    const second = createSqliteStore({ database, tablePrefix: "other_" });
+    const lock = await first.lock!({ sessionId: "s" });
+    const elsewhere = createSqliteStore({ path }); // another connection, as another process would have
+    await expect(elsewhere.lock!({ sessionId: "s" }, { waitMs: 0 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
+    await elsewhere.close();
+    await second.ready();
+    const files = (database.pragma("database_list") as { name: string; file: string }[]).map((d) => [d.name, d.file.replace(dir, "")]);
+    expect(files).toEqual([["main", "/locks.db"], ["memoria_lockdb", "/locks.db-locks"]]);
+    expect(database.pragma("memoria_lockdb.synchronous", { simple: true })).toBe(0);
+    await lock.release();
+    await Promise.all([first.close(), second.close()]);
+    database.close();
+  });
+});
+
+describe("migrations", () => {
+  it("brings a version-1 database (before derived state) up to date, keeping its messages", async () => {
+    const path = join(dir, "v1.db");
+    const first = createSqliteStore({ path });
+    await first.append({ sessionId: "old" }, [new HumanMessage("from version 1")]);
+    await first.close();
+    const db = new Database(path);
+    db.exec("DROP TABLE memoria_state; UPDATE memoria_schema_version SET version = 1;");
+    db.close();
+    const store = createSqliteStore({ path });
+    await store.setState({ sessionId: "old" }, "summary", "migrated");
+    expect(await store.getState({ sessionId: "old" }, "summary")).toBe("migrated");
+    expect((await store.read({ sessionId: "old" }))[0]!.content).toBe("from version 1");
+    await store.close();
+    const check = new Database(path);
+    expect(check.prepare("SELECT version FROM memoria_schema_version").all()).toEqual([{ version: SCHEMA_VERSION }]);
+    check.close();
+  });
+});

@@ -3,19 +3,21 @@ import { expirySuite } from "./suites/expiry.js";
 import { interopSuite } from "./suites/interop.js";
 import { messagesSuite } from "./suites/messages.js";
 import { sessionsSuite } from "./suites/sessions.js";
+import { stateSuite } from "./suites/state.js";
 import type { StoreSuiteSetup } from "./types.js";
 
 export type { StoreSuiteSetup } from "./types.js";
 export { everyKindOfMessage, fieldsOf, numbered, randomKey, transcript } from "./fixtures.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
-export { appendsSuite, expirySuite, interopSuite, messagesSuite };
+export { appendsSuite, expirySuite, interopSuite, messagesSuite, stateSuite };
 
 /** Every area of the store contract, for one kind of store. */
 export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   messagesSuite(setup);
   appendsSuite(setup);
   sessionsSuite(setup);
+  stateSuite(setup);
   expirySuite(setup);
   interopSuite(setup);
 }

@@ -17,6 +17,7 @@ export function expirySuite(setup: StoreSuiteSetup): void {
         const fading = randomKey();
         const renewed = randomKey();
         await store.append(fading, numbered(2));
+        await store.setState(fading, "summary", "fades too");
         await store.append(renewed, numbered(1));
         await sleep(600);
         await store.append(renewed, numbered(1, 1));
@@ -24,6 +25,7 @@ export function expirySuite(setup: StoreSuiteSetup): void {
         // 1.3 s after its only append, `fading` is gone; `renewed` was appended 0.7 s ago.
         expect(await store.read(fading)).toEqual([]);
         expect(await store.count(fading)).toBe(0);
+        expect(await store.getState(fading, "summary")).toBeUndefined();
         expect(await store.count(renewed)).toBe(2);
         expect((await store.list({ sessionId: fading.sessionId as string })).sessions).toEqual([]);
       });
