@@ -53,7 +53,7 @@ export {
 } from "./history-store.js";
 export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";
 export { type InMemoryStoreOptions, createInMemoryStore } from "./in-memory-store.js";
-export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
+export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, type SessionState, wholeHistory } from "./memory-strategy.js";
 export { SessionLocks } from "./turn-lock.js";
 export { type TurnKeys, inputMessagesOf, outputMessagesOf } from "./turn-io.js";
 export {
@@ -67,3 +67,4 @@ export {
 } from "./runnable-with-message-history.js";
 export { loadPeerDependency } from "./load-peer.js";
 export { pollForLock } from "./lock-polling.js";
+export { memoryContext } from "./session-backend.js";

@@ -1,12 +1,27 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { HistoryStore, ReadOptions } from "./history-store.js";
+import type { JsonValue } from "./json-value.js";
 import type { SessionKey } from "./session-key.js";
+
+/** A session's derived state, as a strategy sees it. */
+export interface SessionState {
+  get(name: string): Promise<JsonValue | undefined>;
+  set(name: string, value: JsonValue): Promise<void>;
+}
 
 export interface MemoryLoadContext {
   readonly sessionKey: SessionKey;
   /** Reads the session's stored messages; pass `last` to read only the tail. */
   read(options?: ReadOptions): Promise<BaseMessage[]>;
+  /** How many messages the session holds. */
+  count(): Promise<number>;
+  /**
+   * Derived state kept with the session: in the store when there is one (it
+   * persists, expires and is erased with the session); in this process's memory
+   * for LangChain histories from `getMessageHistory`.
+   */
+  readonly state: SessionState;
   /** The messages this turn brings in (already part of the prompt; not yet stored). */
   readonly input: readonly BaseMessage[];
   /** The store, when the wrapper was given one (strategies keep derived state there). */
@@ -26,6 +41,8 @@ export interface MemorySaveContext extends MemoryLoadContext {
  */
 export interface MemoryStrategy {
   readonly name: string;
+  /** A read-only view: the wrapper stores nothing of its turns. */
+  readonly readonly?: boolean;
   /** The messages to put in the prompt's history slot, oldest first. */
   load(context: MemoryLoadContext): Promise<BaseMessage[]>;
   /** Runs after the turn's messages were stored, still under the turn lock. */

@@ -4,8 +4,9 @@ import { AIMessage, type BaseMessage, type BaseMessageLike } from "@langchain/co
 import { Runnable, type RunnableConfig, mergeConfigs, patchConfig } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, SaveError, SessionBusyError } from "./errors.js";
-import type { HistoryStore, LockOptions, ReadOptions, TurnLock } from "./history-store.js";
+import type { HistoryStore, LockOptions, TurnLock } from "./history-store.js";
 import { type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
+import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
 import {
   DEFAULT_SESSION_FIELDS,
@@ -84,15 +85,6 @@ export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends Tu
   onSaveError?: (error: SaveError, context: SaveErrorContext) => void | Promise<void>;
 }
 
-/** The session a turn talks to: reads, an atomic save, and an optional cross-process lock. */
-interface Backend {
-  identity: object;
-  store?: HistoryStore;
-  read(options?: ReadOptions): Promise<BaseMessage[]>;
-  save(messages: BaseMessage[], turnId: string): Promise<void>;
-  lock?(options: LockOptions): Promise<TurnLock>;
-}
-
 const locksByBackend = new WeakMap<object, SessionLocks>();
 function locksFor(identity: object): SessionLocks {
   let locks = locksByBackend.get(identity);
@@ -101,29 +93,6 @@ function locksFor(identity: object): SessionLocks {
     locksByBackend.set(identity, locks);
   }
   return locks;
-}
-
-function storeBackend(store: HistoryStore, key: SessionKey): Backend {
-  return {
-    identity: store,
-    store,
-    read: (options) => store.read(key, options),
-    save: async (messages, turnId) => {
-      await store.append(key, messages, { turnId });
-    },
-    lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
-  };
-}
-
-function historyBackend(history: BaseChatMessageHistory | BaseListChatMessageHistory, identity: object): Backend {
-  return {
-    identity,
-    read: async (options) => {
-      const messages = await history.getMessages();
-      return options?.last === undefined ? messages : options.last === 0 ? [] : messages.slice(-options.last);
-    },
-    save: (messages) => history.addMessages(messages),
-  };
 }
 
 /** A streamed output that never completed, as one message flagged partial. */
@@ -266,13 +235,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     if (backend.store) encodeMessages(inputMessages); // refuse unstorable input before the model runs
     const release = await this.#lock(backend, sessionKey, config.signal);
     try {
-      const history = await this.memory.load({
-        sessionKey,
-        read: (options) => backend.read(options),
-        input: inputMessages,
-        store: backend.store,
-        config,
-      });
+      const history = await this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
       return new Turn(this, backend, sessionKey, config, inputMessages, withHistory(input, history, inputMessages, this), release);
     } catch (error) {
       await release();
@@ -285,7 +248,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const factory = this.getMessageHistory as MessageHistoryFactory;
     const history = await factory(...this.sessionFields.map((field) => sessionKey[field] as string));
     if (isStoreChatMessageHistory(history)) return storeBackend(history.store, history.sessionKey);
-    return historyBackend(history, factory);
+    return historyBackend(history, factory, sessionKey);
   }
 
   async #lock(backend: Backend, sessionKey: SessionKey, signal?: AbortSignal): Promise<() => Promise<void>> {
@@ -343,6 +306,7 @@ class Turn {
   ) {}
 
   async save(outputMessages: BaseMessage[], turnError?: unknown): Promise<void> {
+    if (this.owner.memory.readonly) return; // a read-only view stores nothing
     const messages = [...this.inputMessages, ...outputMessages];
     try {
       await this.backend.save(messages, this.turnId);
@@ -352,14 +316,7 @@ class Turn {
       await this.owner._report(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
       return;
     }
-    await this.owner.memory.afterSave?.({
-      sessionKey: this.sessionKey,
-      read: (options) => this.backend.read(options),
-      input: this.inputMessages,
-      store: this.backend.store,
-      config: this.config,
-      added: messages,
-    });
+    await this.owner.memory.afterSave?.({ ...loadContext(this.backend, this.sessionKey, this.inputMessages, this.config), added: messages });
   }
 
   async saveIncomplete(policy: IncompleteTurnPolicy, partialOutput: unknown, reason: "cancelled" | "failed", turnError?: unknown) {

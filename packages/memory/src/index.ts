@@ -1,2 +1,9 @@
+export { bufferMemory } from "./buffer-memory.js";
 export { type WindowMemoryOptions, windowMemory } from "./window-memory.js";
-export { readLastTurns, startOfLastTurns } from "./turn-window.js";
+export { type TokenBufferMemoryOptions, tokenBufferMemory } from "./token-buffer-memory.js";
+export { MAX_FOLD, type SummaryMemoryOptions, summaryMemory } from "./summary-memory.js";
+export { type SummaryBufferMemoryOptions, summaryBufferMemory } from "./summary-buffer-memory.js";
+export { readOnlyMemory } from "./read-only-memory.js";
+export { DEFAULT_SUMMARY_PROMPT, type SummaryModel, extendSummary } from "./summarizer.js";
+export { type TokenCounter, countTextTokens, tiktokenCounter, truncateToTokens } from "./token-counter.js";
+export { cutToFit, readLastTurns, startOfLastTurns, turnStarts } from "./turn-window.js";

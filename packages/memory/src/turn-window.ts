@@ -1,5 +1,15 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ReadOptions } from "@memoria/core";
+import type { TokenCounter } from "./token-counter.js";
+
+/** Indexes where a turn starts (a human message): the only places a history may be cut. */
+export function turnStarts(messages: readonly BaseMessage[]): number[] {
+  const starts: number[] = [];
+  messages.forEach((message, i) => {
+    if (message.getType() === "human") starts.push(i);
+  });
+  return starts;
+}
 
 /**
  * The index where the last `turns` turns begin, a turn starting at a human
@@ -29,4 +39,17 @@ export async function readLastTurns(read: (options?: ReadOptions) => Promise<Bas
     if (messages.length < size) return messages; // the whole session fits: nothing was cut
     size *= 4;
   }
+}
+
+/**
+ * The earliest cut point (a turn start, or the end) after which `messages` fit in
+ * `budget` tokens. Returns `messages.length` when not even the last turn fits.
+ */
+export async function cutToFit(messages: readonly BaseMessage[], budget: number, count: TokenCounter): Promise<number> {
+  if ((await count(messages)) <= budget) return 0;
+  for (const start of turnStarts(messages)) {
+    if (start === 0) continue;
+    if ((await count(messages.slice(start))) <= budget) return start;
+  }
+  return messages.length;
 }

@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, createInMemoryStore, type HistoryStore } from "@memoria/core";
+import { type HistoryStore, RunnableWithMessageHistory, createInMemoryStore, memoryContext } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
 import { transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
@@ -45,7 +45,7 @@ describe.each(stores)("windowMemory on %s", (_, makeStore) => {
       ...Array.from({ length: 9 }, (_, i) => new ToolMessage({ content: `part ${i}`, tool_call_id: "c1" })),
       new AIMessage("sunny"),
     ]);
-    const window = await windowMemory({ k: 1 }).load({ sessionKey: key, read: (o) => store.read(key, o), input: [], config: {} });
+    const window = await windowMemory({ k: 1 }).load(memoryContext(store, key));
     expect(window[0]!.getType()).toBe("human");
     expect(transcript(window)[0]).toBe("human: weather?");
     expect(window).toHaveLength(12);
@@ -56,13 +56,12 @@ describe.each(stores)("windowMemory on %s", (_, makeStore) => {
     const store = makeStore();
     const key = { sessionId: "short" };
     await store.append(key, [new AIMessage("preloaded greeting"), new HumanMessage("hi"), new AIMessage("hello")]);
-    const read = (o?: { last?: number }) => store.read(key, o);
-    expect(transcript(await windowMemory({ k: 5 }).load({ sessionKey: key, read, input: [], config: {} }))).toEqual([
+    expect(transcript(await windowMemory({ k: 5 }).load(memoryContext(store, key)))).toEqual([
       "ai: preloaded greeting",
       "human: hi",
       "ai: hello",
     ]);
-    expect(await windowMemory({ k: 0 }).load({ sessionKey: key, read, input: [], config: {} })).toEqual([]);
+    expect(await windowMemory({ k: 0 }).load(memoryContext(store, key))).toEqual([]);
     expect(() => windowMemory({ k: -1 })).toThrow(/k must be/);
     await store.close();
   });

@@ -1,0 +1,97 @@
+import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { type HistoryStore, type LockOptions, type ReadOptions, type TurnLock, stateName, stateValue } from "./history-store.js";
+import { type JsonValue, cloneJson } from "./json-value.js";
+import type { MemoryLoadContext, SessionState } from "./memory-strategy.js";
+import { type SessionKey, createSessionKey, encodeSessionKey } from "./session-key.js";
+import { isStoreChatMessageHistory } from "./store-chat-history.js";
+
+/** The session a turn talks to: reads, an atomic save, state, and an optional cross-process lock. */
+export interface Backend {
+  identity: object;
+  store?: HistoryStore;
+  read(options?: ReadOptions): Promise<BaseMessage[]>;
+  count(): Promise<number>;
+  state: SessionState;
+  save(messages: BaseMessage[], turnId: string): Promise<void>;
+  lock?(options: LockOptions): Promise<TurnLock>;
+}
+
+export function storeBackend(store: HistoryStore, key: SessionKey): Backend {
+  return {
+    identity: store,
+    store,
+    read: (options) => store.read(key, options),
+    count: () => store.count(key),
+    state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value) },
+    save: async (messages, turnId) => {
+      await store.append(key, messages, { turnId });
+    },
+    lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
+  };
+}
+
+/** State for LangChain histories, which have nowhere to keep it: per factory, per session, in memory. */
+const historyStates = new WeakMap<object, Map<string, Map<string, JsonValue>>>();
+
+export function historyBackend(history: BaseChatMessageHistory | BaseListChatMessageHistory, identity: object, sessionKey: SessionKey): Backend {
+  let sessions = historyStates.get(identity);
+  if (!sessions) {
+    sessions = new Map();
+    historyStates.set(identity, sessions);
+  }
+  const id = encodeSessionKey(sessionKey);
+  const values = sessions.get(id) ?? new Map<string, JsonValue>();
+  sessions.set(id, values);
+  return {
+    identity,
+    read: async (options) => {
+      const messages = await history.getMessages();
+      return options?.last === undefined ? messages : options.last === 0 ? [] : messages.slice(-options.last);
+    },
+    count: async () => (await history.getMessages()).length,
+    state: {
+      get: async (name) => {
+        const value = values.get(stateName(name));
+        return value === undefined ? undefined : cloneJson(value);
+      },
+      set: async (name, value) => {
+        values.set(stateName(name), stateValue(value));
+      },
+    },
+    save: (messages) => history.addMessages(messages),
+  };
+}
+
+export function loadContext(backend: Backend, sessionKey: SessionKey, input: BaseMessage[], config: RunnableConfig): MemoryLoadContext {
+  return {
+    sessionKey,
+    read: (options) => backend.read(options),
+    count: () => backend.count(),
+    state: backend.state,
+    input,
+    store: backend.store,
+    config,
+  };
+}
+
+
+/**
+ * What a memory strategy sees of one session, built from a store or from any
+ * LangChain chat history (a `store.history(key)` is recognized and read through
+ * its store). For calling strategies outside the wrapper: tests, classic memory
+ * classes, tools.
+ */
+export function memoryContext(
+  source: HistoryStore | BaseChatMessageHistory | BaseListChatMessageHistory,
+  sessionKey: SessionKey,
+  options: { input?: BaseMessage[]; config?: RunnableConfig } = {},
+): MemoryLoadContext {
+  const key = createSessionKey(sessionKey);
+  let backend: Backend;
+  if (isStoreChatMessageHistory(source)) backend = storeBackend(source.store, source.sessionKey);
+  else if ("getMessages" in source) backend = historyBackend(source, source, key);
+  else backend = storeBackend(source, key);
+  return loadContext(backend, key, options.input ?? [], options.config ?? {});
+}

@@ -1,0 +1,55 @@
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
+import { type SummaryModel, extendSummary } from "./summarizer.js";
+import { type SummaryState, readSummary, writeSummary } from "./summary-state.js";
+
+export interface SummaryMemoryOptions {
+  /** Writes the summary. */
+  model: SummaryModel;
+  /** The summarization prompt, with `{summary}` and `{new_lines}`. @default DEFAULT_SUMMARY_PROMPT */
+  prompt?: string;
+  /** @default "summary" */
+  stateName?: string;
+  /** How the summary is put in the prompt. @default "Summary of the conversation so far:\n" */
+  preamble?: string;
+}
+
+/** At most this many unfolded messages are summarized at once (first use on a long session). */
+export const MAX_FOLD = 400;
+
+/**
+ * Folds every message not yet in the summary into it, reading only those; on a
+ * session far longer than ever summarized, only its last MAX_FOLD messages.
+ */
+export async function foldAll(context: MemoryLoadContext, model: SummaryModel, name: string, prompt?: string): Promise<SummaryState> {
+  const current = await readSummary(context.state, name);
+  const total = await context.count();
+  if (total <= current.folded) return current;
+  const fresh = await context.read({ last: Math.min(total - current.folded, MAX_FOLD) });
+  const next = { summary: await extendSummary(model, current.summary, fresh, { prompt }), folded: total };
+  await writeSummary(context.state, name, next);
+  return next;
+}
+
+export function summaryMessage(summary: string, preamble = "Summary of the conversation so far:\n"): BaseMessage[] {
+  return summary ? [new SystemMessage(`${preamble}${summary}`)] : [];
+}
+
+/**
+ * The conversation as a running summary (LangChain's ConversationSummaryMemory):
+ * each turn's messages are folded in after it is saved, so the prompt holds one
+ * summary message whatever the session's length.
+ */
+export function summaryMemory(options: SummaryMemoryOptions): MemoryStrategy {
+  const name = options.stateName ?? "summary";
+  return {
+    name: "summary",
+    async load(context) {
+      const { summary } = await foldAll(context, options.model, name, options.prompt); // repairs a fold a crash skipped
+      return summaryMessage(summary, options.preamble);
+    },
+    async afterSave(context) {
+      await foldAll(context, options.model, name, options.prompt);
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory, memoryContext } from "@memoria/core";
+import { numbered, transcript } from "@memoria/testkit";
+import { describe, expect, it } from "vitest";
+import {
+  bufferMemory,
+  readOnlyMemory,
+  summaryBufferMemory,
+  summaryMemory,
+  tiktokenCounter,
+  tokenBufferMemory,
+  windowMemory,
+} from "../src/index.js";
+import { STORES, recordingSummarizer } from "./helpers.js";
+
+const count = tiktokenCounter();
+
+/** A model that remembers what each turn's prompt held. */
+function observer() {
+  const prompts: BaseMessage[][] = [];
+  const model = RunnableLambda.from((messages: BaseMessage[]) => {
+    prompts.push(messages);
+    return new AIMessage(`reply ${prompts.length} with some words to take up tokens in the history`);
+  });
+  return { model, prompts };
+}
+
+describe.each(STORES)("strategies on %s", (_, makeStore) => {
+  it("bufferMemory gives the whole history", async () => {
+    const store = makeStore();
+    const key = { sessionId: "b" };
+    await store.append(key, numbered(5));
+    expect(await bufferMemory().load(memoryContext(store, key))).toHaveLength(5);
+    await store.close();
+  });
+
+  it("tokenBufferMemory keeps whole recent turns within the budget, trimming in chunks so the prefix stays put", async () => {
+    /** How often the first message of the prompt's history changed over 30 turns. */
+    const prefixChanges = async (refillFraction: number) => {
+      const store = makeStore();
+      const { model, prompts } = observer();
+      const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: tokenBufferMemory({ maxTokens: 120, refillFraction }) });
+      for (let i = 0; i < 30; i++) await chain.invoke([new HumanMessage(`question ${i} about something`)], { configurable: { sessionId: "t" } });
+      const histories = prompts.map((p) => p.slice(0, -1));
+      for (const history of histories) {
+        expect(await count(history)).toBeLessThanOrEqual(120);
+        if (history.length) expect(history[0]!.getType()).toBe("human");
+      }
+      await store.close();
+      const firsts = histories.map((h) => String(h[0]?.content ?? ""));
+      return firsts.filter((first, i) => i > 0 && first !== firsts[i - 1]).length;
+    };
+    const oneTurnAtATime = await prefixChanges(1);
+    const chunked = await prefixChanges(0.5);
+    expect(oneTurnAtATime).toBeGreaterThan(20);
+    expect(chunked).toBeLessThan(oneTurnAtATime / 2);
+  });
+
+  it("summaryMemory folds each turn into the summary, sending the model only the new lines", async () => {
+    const store = makeStore();
+    const { model: summarizer, calls } = recordingSummarizer();
+    const { model, prompts } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: summaryMemory({ model: summarizer }) });
+    const config = { configurable: { sessionId: "s" } };
+    for (const text of ["Alpha one", "Bravo two", "Charlie three"]) await chain.invoke([new HumanMessage(text)], config);
+    expect(calls).toEqual([
+      ["Human: Alpha one", "AI: reply 1 with some words to take up tokens in the history"],
+      ["Human: Bravo two", "AI: reply 2 with some words to take up tokens in the history"],
+      ["Human: Charlie three", "AI: reply 3 with some words to take up tokens in the history"],
+    ]);
+    const last = prompts[2]!;
+    expect(last[0]).toBeInstanceOf(SystemMessage);
+    expect(last[0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
+    expect(last).toHaveLength(2);
+    expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Alpha reply Bravo reply Charlie reply", folded: 6 });
+    await store.close();
+  });
+
+  it("summaryMemory repairs a fold that a crash skipped, on the next turn", async () => {
+    const store = makeStore();
+    const { model: summarizer, calls } = recordingSummarizer();
+    const key = { sessionId: "crash" };
+    // A turn saved, then the process died before the summary was updated.
+    await store.append(key, [new HumanMessage("Delta four"), new AIMessage("Echo five")]);
+    const loaded = await summaryMemory({ model: summarizer }).load(memoryContext(store, key));
+    expect(calls).toEqual([["Human: Delta four", "AI: Echo five"]]);
+    expect(loaded[0]!.content).toContain("Delta Echo");
+    await store.close();
+  });
+
+  it("summaryBufferMemory bounds what is loaded over 50 turns and folds incrementally", async () => {
+    const store = makeStore();
+    const { model: summarizer, calls } = recordingSummarizer();
+    const { model, prompts } = observer();
+    const memory = summaryBufferMemory({ model: summarizer, maxTokens: 200, maxSummaryTokens: 60 });
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory });
+    const config = { configurable: { sessionId: "sb" } };
+    for (let i = 0; i < 50; i++) await chain.invoke([new HumanMessage(`Turn${i} tells a small fact about the weather`)], config);
+    for (const prompt of prompts) {
+      const history = prompt.slice(0, -1);
+      const summary = history[0] instanceof SystemMessage ? [history[0]] : [];
+      const buffer = history.slice(summary.length);
+      expect(await count(buffer)).toBeLessThanOrEqual(200);
+      expect(await count(summary)).toBeLessThanOrEqual(60 + 20); // the budget plus the preamble
+      if (buffer.length) expect(buffer[0]!.getType()).toBe("human");
+    }
+    // Every folded line went to the model exactly once, oldest first.
+    const folded = calls.flat();
+    expect(new Set(folded).size).toBe(folded.length);
+    expect(folded[0]).toBe("Human: Turn0 tells a small fact about the weather");
+    expect(calls.every((call) => call.length < 20)).toBe(true);
+    const state = (await store.getState(config.configurable, "summary-buffer")) as { folded: number };
+    expect(state.folded).toBe(folded.length);
+    await store.close();
+  });
+
+  it("readOnlyMemory loads like the inner strategy but stores nothing", async () => {
+    const store = makeStore();
+    const key = { sessionId: "ro" };
+    await store.append(key, numbered(6));
+    const { model, prompts } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: readOnlyMemory(windowMemory({ k: 2 })) });
+    await chain.invoke([new HumanMessage("peek")], { configurable: key });
+    expect(transcript(prompts[0]!)).toEqual(["human: m4", "human: m5", "human: peek"]);
+    expect(await store.count(key)).toBe(6);
+    const { model: summarizer } = recordingSummarizer();
+    await readOnlyMemory(summaryMemory({ model: summarizer })).load(memoryContext(store, key));
+    expect(await store.getState(key, "summary")).toBeUndefined();
+    await store.close();
+  });
+});
