@@ -7,3 +7,18 @@ export { readOnlyMemory } from "./read-only-memory.js";
 export { DEFAULT_SUMMARY_PROMPT, type SummaryModel, extendSummary } from "./summarizer.js";
 export { type TokenCounter, countTextTokens, tiktokenCounter, truncateToTokens } from "./token-counter.js";
 export { cutToFit, readLastTurns, startOfLastTurns, turnStarts } from "./turn-window.js";
+export { type ChatMemoryInput, StrategyMemory } from "./classic/strategy-memory.js";
+export {
+  BufferMemory,
+  type BufferWindowMemoryInput,
+  BufferWindowMemory,
+  ConversationTokenBufferMemory,
+  type ConversationTokenBufferMemoryInput,
+} from "./classic/buffers.js";
+export {
+  ConversationSummaryBufferMemory,
+  type ConversationSummaryBufferMemoryInput,
+  ConversationSummaryMemory,
+  type ConversationSummaryMemoryInput,
+} from "./classic/summaries.js";
+export { CombinedMemory, ReadOnlySharedMemory } from "./classic/composites.js";

@@ -29,3 +29,19 @@ export function recordingSummarizer() {
 export function lines(messages: BaseMessage[]): string {
   return getBufferString(messages);
 }
+
+import { LLM } from "@langchain/core/language_models/llms";
+
+/** A text-completion model that answers with the given responses, in order. */
+export class ScriptedLLM extends LLM {
+  private turn = 0;
+  constructor(private readonly responses: string[]) {
+    super({});
+  }
+  _llmType() {
+    return "scripted";
+  }
+  async _call(): Promise<string> {
+    return this.responses[this.turn++ % this.responses.length] as string;
+  }
+}
