@@ -10,8 +10,9 @@ function text(message: BaseMessage): string {
 /**
  * A deterministic chat model for examples that must run offline. It says that it
  * is offline, and answers only from what it was given, so you can watch memory
- * work: it remembers a name told with "my name is …", and reports how many
- * earlier messages reached it.
+ * work: it remembers a name told with "my name is …" (also through a summary),
+ * reports how many earlier messages reached it, and answers a summarization
+ * prompt with an extractive summary of what the human said.
  */
 export class OfflineChatModel extends BaseChatModel {
   static override lc_name() {
@@ -26,10 +27,17 @@ export class OfflineChatModel extends BaseChatModel {
   static answer(messages: BaseMessage[]): string {
     const last = messages[messages.length - 1];
     const question = last ? text(last) : "";
+    const summarize = /^Progressively summarize[\s\S]*Current summary:\n([\s\S]*?)\n\nNew lines of conversation:\n([\s\S]*?)\n\nNew summary:/.exec(question);
+    if (summarize) {
+      // An extractive summary: what the human said, appended to the summary so far.
+      const said = (summarize[2] ?? "").split("\n").filter((line) => line.startsWith("Human: ")).map((line) => `The human said: "${line.slice(7)}".`);
+      return [summarize[1], ...said].filter(Boolean).join(" ");
+    }
     const earlier = messages.slice(0, -1).filter((m) => m.getType() !== "system");
     const system = messages.find((m) => m.getType() === "system");
+    // Names told by the human, directly or through a summary in a system message.
     const names = messages
-      .filter((m) => m.getType() === "human")
+      .filter((m) => m.getType() === "human" || m.getType() === "system")
       .map((m) => /my name is ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
       .filter((name): name is string => name !== undefined);
     const parts = ["[offline model]"];

@@ -51,6 +51,14 @@ describe("pnpm demo", () => {
     expect((await demo(["--window", "x", "--message", "hi"])).code).toBe(2);
   });
 
+  it("keeps older turns as a summary with --summary, and still knows the name", async () => {
+    const args = (text: string) => ["--session", "sum", "--summary", "--max-tokens", "60", "--message", text];
+    for (const text of ["My name is Grace", "I like long walks along the river in the evening", "And I collect stamps from islands"]) await demo(args(text));
+    const answer = await demo([...args("What is my name?"), "--verbose"]);
+    expect(answer.out).toContain('System: Summary of the conversation so far:\nThe human said: "My name is Grace".');
+    expect(answer.out).toContain("Your name is Grace.");
+  });
+
   it("talks interactively until /exit", async () => {
     const { out } = await demo(["--session", "live"], ["My name is Lin", "What is my name?", "/exit", "never read"]);
     expect(out).toContain('session "live" (0 messages so far)');

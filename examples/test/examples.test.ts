@@ -2,6 +2,8 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { main as chatWithHistory } from "../src/chat-with-history.js";
+import { main as agentWithMemory } from "../src/agent-with-memory.js";
+import { main as llmChainMemory } from "../src/llm-chain-memory.js";
 import { main as promptWithHistory } from "../src/prompt-with-history.js";
 
 async function run(main: (log: (line: string) => void) => Promise<void>): Promise<string[]> {
@@ -40,8 +42,34 @@ describe("examples", () => {
     ]);
   });
 
+  it("llm-chain-memory: seed 000's prompts, text then chat, and the chat chain remembers", async () => {
+    const out = (await run(llmChainMemory)).join("\n");
+    expect(out).toContain("Prompt after formatting:\nYou are a chatbot having a conversation with a human.\n\n\nHuman: Hi there my friend, my name is Ada\nChatbot:");
+    expect(out).toContain("\nHuman: Hi there my friend, my name is Ada\nAI: [offline model] Nice to meet you, Ada! I was given 0 earlier messages.\nHuman: Not too bad - how are you?\nChatbot:");
+    expect(out).toContain("Prompt after formatting:\nSystem: You are a chatbot having a conversation with a human.\nHuman: Hi there my friend, my name is Ada\nAI: ");
+    expect(out).toContain("Your name is Ada. I was given 2 earlier messages.");
+  });
+
+  it("agent-with-memory: the tool call and its result reach the next turn through memory (seed 004)", async () => {
+    const lines = await run(agentWithMemory);
+    expect(lines.slice(0, 4)).toEqual([
+      "? What is the weather in Oslo?",
+      "> [offline model] The weather there: -3°C and snowing.",
+      "? Should I take a coat?",
+      "> [offline model] From our earlier lookup: -3°C and snowing.",
+    ]);
+    expect(lines.slice(4)).toEqual([
+      "  human: What is the weather in Oslo?",
+      '  ai: calls lookup_weather({"city":"Oslo"})',
+      "  tool: -3°C and snowing",
+      "  ai: [offline model] The weather there: -3°C and snowing.",
+      "  human: Should I take a coat?",
+      "  ai: [offline model] From our earlier lookup: -3°C and snowing.",
+    ]);
+  });
+
   it("each example runs as a program with tsx", async () => {
-    for (const script of ["chat-with-history", "prompt-with-history"]) {
+    for (const script of ["chat-with-history", "prompt-with-history", "llm-chain-memory", "agent-with-memory"]) {
       const { stdout } = await promisify(execFile)("pnpm", ["exec", "tsx", `src/${script}.ts`], { cwd: `${import.meta.dirname}/..` });
       expect(stdout).toContain("[offline model]");
     }

@@ -7,30 +7,20 @@
  *   pnpm demo --list                                   past sessions of the user
  *
  * Options: --session ID (default "default"), --user ID (default "local"),
- * --window K (only the last K turns reach the model), --db PATH
+ * --window K (only the last K turns reach the model), --summary (recent turns
+ * within --max-tokens, default 300, word for word; older ones summarized by the
+ * model), --db PATH
  * (default ./.memoria/history.db), --verbose (print the prompt after formatting).
  */
 import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
-import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { type BaseMessage, getBufferString } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { type MemoryStrategy, MemoriaError, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
-import { windowMemory } from "@memoria/memory";
+import { summaryBufferMemory, windowMemory } from "@memoria/memory";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
+import { PromptPrinter } from "../prompt-printer.js";
 import { chooseModel } from "./model.js";
-
-/** Prints the prompt as the model receives it, like LangChain's `verbose: true`. */
-class PromptPrinter extends BaseCallbackHandler {
-  name = "prompt-printer";
-  constructor(private readonly write: (text: string) => void) {
-    super();
-  }
-  override handleChatModelStart(_llm: unknown, prompts: BaseMessage[][]) {
-    this.write(`\nPrompt after formatting:\n${getBufferString(prompts[0] ?? [], "Human", "AI")}\n\n`);
-  }
-}
 
 export interface DemoIo {
   write: (text: string) => void;
@@ -41,7 +31,7 @@ export interface DemoIo {
   lines?: AsyncIterable<string>;
 }
 
-const USAGE = `usage: pnpm demo [--session ID] [--user ID] [--message TEXT] [--list] [--window K] [--db PATH] [--verbose]`;
+const USAGE = `usage: pnpm demo [--session ID] [--user ID] [--message TEXT] [--list] [--window K | --summary [--max-tokens N]] [--db PATH] [--verbose]`;
 
 export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   const { values } = parseArgs({
@@ -52,6 +42,8 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       message: { type: "string" },
       list: { type: "boolean", default: false },
       window: { type: "string" },
+      summary: { type: "boolean", default: false },
+      "max-tokens": { type: "string", default: "300" },
       db: { type: "string", default: DEFAULT_SQLITE_PATH },
       verbose: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -70,6 +62,11 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
     }
     memory = windowMemory({ k });
   }
+  const maxTokens = Number(values["max-tokens"]);
+  if (values.summary && (!Number.isInteger(maxTokens) || maxTokens <= 0)) {
+    io.write(`--max-tokens takes a whole number of tokens, got "${values["max-tokens"]}"\n${USAGE}\n`);
+    return 2;
+  }
   const path = resolve(io.cwd ?? process.cwd(), values.db as string);
   const store = createSqliteStore({ path });
   try {
@@ -80,6 +77,7 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       return 0;
     }
     const { model, description } = chooseModel(io.env ?? process.env);
+    if (values.summary) memory = summaryBufferMemory({ model, maxTokens });
     const prompt = ChatPromptTemplate.fromMessages([
       ["system", "You are memoria's demo assistant."],
       new MessagesPlaceholder("history"),

@@ -1,6 +1,6 @@
 import type { MemoryStrategy } from "@memoria/core";
 import { bufferMemory } from "../buffer-memory.js";
-import { type TokenCounter } from "../token-counter.js";
+import type { TokenCounter } from "../token-counter.js";
 import { tokenBufferMemory } from "../token-buffer-memory.js";
 import { windowMemory } from "../window-memory.js";
 import { type ChatMemoryInput, StrategyMemory } from "./strategy-memory.js";
