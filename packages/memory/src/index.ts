@@ -22,3 +22,17 @@ export {
   type ConversationSummaryMemoryInput,
 } from "./classic/summaries.js";
 export { CombinedMemory, ReadOnlySharedMemory } from "./classic/composites.js";
+export { ENTITY_EXTRACTION_PROMPT, ENTITY_SUMMARY_PROMPT, type EntityMemoryOptions, entityMemory } from "./entity-memory.js";
+export { type KnowledgeGraphMemoryOptions, TRIPLE_EXTRACTION_PROMPT, type Triple, knowledgeGraphMemory } from "./knowledge-graph-memory.js";
+export { type VectorRecallMemoryOptions, vectorRecallMemory } from "./vector-recall-memory.js";
+export { HashingEmbeddings } from "./hashing-embeddings.js";
+export {
+  ConversationKGMemory,
+  type ConversationKGMemoryInput,
+  EntityMemory,
+  type EntityMemoryInput,
+  VectorStoreRetrieverMemory,
+  type VectorStoreRetrieverMemoryInput,
+} from "./classic/knowledge.js";
+export { loadEntities } from "./entity-memory.js";
+export { loadTriples } from "./knowledge-graph-memory.js";
