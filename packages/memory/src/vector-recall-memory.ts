@@ -59,7 +59,9 @@ export function vectorRecallMemory(options: VectorRecallMemoryOptions): MemorySt
       .map((message, offset) => ({ i: first + offset, line: linesOf([message]), keep: ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() !== "" }))
       .filter((item) => item.keep);
     const vectors = await options.embeddings.embedDocuments(fresh.map((item) => item.line));
-    fresh.forEach((item, n) => items.push({ i: item.i, line: item.line, v: (vectors[n] ?? []).map((x) => Math.round(x * 1e6) / 1e6) }));
+    fresh.forEach((item, n) => {
+      items.push({ i: item.i, line: item.line, v: (vectors[n] ?? []).map((x) => Math.round(x * 1e6) / 1e6) });
+    });
     const kept = items.slice(-maxIndexed);
     await context.state.set(name, { items: kept as unknown as JsonValue, processed: total });
     return kept;
