@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { type RunningRedis, type RunningServer, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
 import { latencyChart, table } from "./report.js";
-import { type StoreKind, memoryKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
+import { type StoreKind, fileKind, memoryKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import { type Settings, ceilings, concurrentTurns, latencyBySize, memoryFootprint, wrapperCost } from "./workloads.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
@@ -40,7 +40,7 @@ try {
   const redis = process.env.REDIS_URL ? undefined : await startRedis(["--appendfsync", "everysec"]);
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
-  kinds.push(memoryKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl));
+  kinds.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl));
 
   if (only.has("W1")) {
     log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
@@ -58,7 +58,7 @@ try {
     log("W2/W3: latency against session length");
     const { points, flatness } = await latencyBySize(kinds, settings, log);
     sections.push(
-      "## W2: turn latency (read + model + save) against session length\n\nmemoria reads the last 20 messages (`windowMemory({ k: 10 })`); LangChain's wrapper can only read the whole history. LangChain's PostgreSQL table was given an index on `session_id` (it creates none). On the server stores memoria's turn also takes and releases the cross-process turn lock and saves the turn in one transaction (PostgreSQL: 10 round trips against LangChain's 4), which is what it costs on the smallest sessions.\n",
+      "## W2: turn latency (read + model + save) against session length\n\nmemoria reads the last 20 messages (`windowMemory({ k: 10 })`); LangChain's wrapper can only read the whole history. LangChain's PostgreSQL table was given an index on `session_id` (it creates none). LangChain's file history keeps every session of a process in one JSON file and rewrites it on every message, so its cost follows everything stored, not the session; it is measured up to 1,000 messages (seeding it further, one full rewrite per message, takes too long). On the server stores memoria's turn also takes and releases the cross-process turn lock and saves the turn in one transaction (PostgreSQL: 10 round trips against LangChain's 4), which is what it costs on the smallest sessions.\n",
       table(
         ["store", "messages", "memoria", "LangChain", "ratio"],
         points.map((p) => [p.store, p.size.toLocaleString("en"), formatMs(p.memoriaTurn), p.langchainTurn === undefined ? "—" : formatMs(p.langchainTurn), ratio(p.memoriaTurn, p.langchainTurn)]),

@@ -1,12 +1,14 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FileSystemChatMessageHistory } from "@langchain/community/stores/message/file_system";
 import { PostgresChatMessageHistory } from "@langchain/community/stores/message/postgres";
 import { RedisChatMessageHistory } from "@langchain/community/stores/message/ioredis";
 import { type BaseChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage, mapChatMessagesToStoredMessages } from "@langchain/core/messages";
 import { RunnableLambda, RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
+import { createFileStore } from "@memoria/file";
 import { windowMemory } from "@memoria/memory";
 import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
@@ -31,6 +33,8 @@ const BATCH = 5_000;
 export interface Side {
   /** Puts `count` messages into a fresh session. */
   seed(sessionId: string, count: number): Promise<void>;
+  /** The largest session this side can be seeded with in reasonable time. @default no limit */
+  maxSeed?: number;
   /** One turn through the system's RunnableWithMessageHistory with a prompt of the last 20 messages (memoria) or the whole history (LangChain, which cannot window its reads). */
   turn(sessionId: string): Promise<void>;
   /** The last 20 messages of the session. */
@@ -49,12 +53,15 @@ export interface StoreKind {
   langchain?: Side;
 }
 
-function memoriaSide(store: HistoryStore): Side {
+/** `turnSize`: messages per seeded append; the file store is seeded in real two-message turns (one line each). */
+function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore; turnSize?: number } = {}): Side {
   const last20: MemoryStrategy = windowMemory({ k: 10 });
   const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store, memory: last20 });
+  const seedStore = seeding.store ?? store;
+  const batch = seeding.turnSize ?? BATCH;
   return {
     async seed(sessionId, count) {
-      for (let from = 0; from < count; from += BATCH) await store.append({ sessionId }, conversation(Math.min(BATCH, count - from), from));
+      for (let from = 0; from < count; from += batch) await seedStore.append({ sessionId }, conversation(Math.min(batch, count - from), from));
     },
     async turn(sessionId) {
       await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
@@ -101,6 +108,29 @@ export function memoryKind(): StoreKind {
       },
       async () => histories.clear(),
     ),
+  };
+}
+
+export function fileKind(): StoreKind {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-file-"));
+  // LangChain's file history keeps every session in one JSON file, rewritten on every message.
+  const history = (sessionId: string) => new FileSystemChatMessageHistory({ sessionId, filePath: join(dir, "langchain.json") });
+  const side = langchainSide(
+    history,
+    async (sessionId, count) => {
+      for (const message of conversation(count)) await history(sessionId).addMessage(message);
+    },
+    async () => {},
+  );
+  return {
+    name: "file",
+    memoria: memoriaSide(createFileStore({ directory: join(dir, "memoria") }), {
+      // Seeding is preparation: no fsync, but real turns, as a conversation writes them.
+      store: createFileStore({ directory: join(dir, "memoria"), fsync: "none" }),
+      turnSize: 2,
+    }),
+    // Seeding goes through addMessage, one full-file rewrite per message: past 1,000 it takes too long.
+    langchain: { ...side, maxSeed: 1_000 },
   };
 }
 

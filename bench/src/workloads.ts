@@ -108,7 +108,7 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
       const tag = `${size}-${crypto.randomUUID().slice(0, 8)}`;
       tags.set(size, tag);
       const sides: [string, Side][] = [["memoria", kind.memoria]];
-      if (kind.langchain) sides.push(["langchain", kind.langchain]);
+      if (kind.langchain && size <= (kind.langchain.maxSeed ?? Number.POSITIVE_INFINITY)) sides.push(["langchain", kind.langchain]);
       for (const [, side] of sides) await side.seed(`w2-${tag}`, size);
       for (const [, side] of sides) await side.seed(`w3-${tag}`, size);
       // Fewer runs where LangChain must read 100,000 messages per turn.

@@ -1,0 +1,1 @@
+export { type FileHistoryStore, type FileStoreOptions, createFileStore } from "./file-store.js";

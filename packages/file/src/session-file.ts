@@ -1,0 +1,93 @@
+import { type FileHandle, open } from "node:fs/promises";
+import { MemoriaError } from "@memoria/core";
+
+/** The first line of a session's file. */
+export interface Header {
+  memoria: 1;
+  key: Record<string, string>;
+}
+
+/** One turn: its id, the session's message count after it, its messages (codec form). */
+export interface TurnLine {
+  t: string;
+  n: number;
+  m: unknown[];
+}
+
+/** The first chunk read from the end; each further one doubles, up to MAX_CHUNK. */
+const FIRST_CHUNK = 4 * 1024;
+const MAX_CHUNK = 256 * 1024;
+
+/** Parses the complete lines of `text`; the part after the last newline is a torn or unfinished write. */
+export function completeLines(text: string): { lines: string[]; rest: string } {
+  const end = text.lastIndexOf("\n");
+  if (end < 0) return { lines: [], rest: text };
+  return { lines: text.slice(0, end).split("\n").filter(Boolean), rest: text.slice(end + 1) };
+}
+
+export function parseLine(line: string, path: string): Header | TurnLine {
+  try {
+    return JSON.parse(line) as Header | TurnLine;
+  } catch {
+    throw new MemoriaError("CORRUPT_DATA", `A complete line of ${path} is not JSON; the file was changed by something other than memoria.`);
+  }
+}
+
+export function isTurn(record: Header | TurnLine): record is TurnLine {
+  return (record as TurnLine).t !== undefined;
+}
+
+/**
+ * The complete turn lines at the end of an open file, newest last, read backwards
+ * in growing chunks (4 KiB, doubling) until they hold `wanted` messages (or the
+ * file's start). A torn last line is left out. Cost: the tail, not the file.
+ *
+ * Each pass decodes only whole lines (from just after a newline up to a newline),
+ * so a line or a UTF-8 character split across chunks is never cut; the partial
+ * first line of a pass is carried back to the next, earlier chunk.
+ */
+export async function tailTurns(handle: FileHandle, size: number, wanted: number, path: string): Promise<TurnLine[]> {
+  const turns: TurnLine[] = [];
+  let messages = 0;
+  let position = size;
+  let carried = Buffer.alloc(0);
+  let trimmed = false;
+  let chunkSize = FIRST_CHUNK;
+  while (position > 0 && messages < wanted) {
+    const length = Math.min(chunkSize, position);
+    chunkSize = Math.min(chunkSize * 2, MAX_CHUNK);
+    position -= length;
+    const chunk = Buffer.alloc(length);
+    await handle.read(chunk, 0, length, position);
+    let buffer = carried.length ? Buffer.concat([chunk, carried]) : chunk;
+    if (!trimmed) {
+      const lastNewline = buffer.lastIndexOf(10);
+      if (lastNewline < 0) {
+        carried = buffer; // all torn so far: keep reading back
+        continue;
+      }
+      buffer = buffer.subarray(0, lastNewline + 1); // drop the torn tail
+      trimmed = true;
+    }
+    // Before the first newline may sit the end of a line that starts earlier.
+    const start = position > 0 ? buffer.indexOf(10) + 1 : 0;
+    carried = buffer.subarray(0, start);
+    const lines = buffer.subarray(start).toString("utf8").split("\n").filter(Boolean);
+    for (let i = lines.length - 1; i >= 0 && messages < wanted; i--) {
+      const record = parseLine(lines[i] as string, path);
+      if (!isTurn(record)) continue;
+      turns.unshift(record);
+      messages += record.m.length;
+    }
+  }
+  return turns;
+}
+
+export async function openIfExists(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}

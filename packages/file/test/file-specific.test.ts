@@ -1,0 +1,132 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { MemoriaError } from "@memoria/core";
+import { HOSTILE_BUT_VALID_IDS, numbered, transcript } from "@memoria/testkit";
+import { afterAll, describe, expect, it } from "vitest";
+import { createFileStore } from "../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "memoria-file-x-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const fresh = () => join(root, `d${++n}`);
+const writer = join(import.meta.dirname, "fixtures", "writer.ts");
+
+function files(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(directory, join(entry.parentPath, entry.name)));
+}
+
+describe("file store", () => {
+  it("keeps hostile ids inside the directory, in files named by hash", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory });
+    for (const id of HOSTILE_BUT_VALID_IDS) await store.append({ sessionId: id }, numbered(1));
+    const names = files(directory);
+    expect(names).toHaveLength(HOSTILE_BUT_VALID_IDS.length);
+    for (const name of names) expect(name).toMatch(/^[0-9a-f]{2}\/[0-9a-f]{64}\.jsonl$/);
+    expect(existsSync(join(root, "etc"))).toBe(false);
+  });
+
+  it("writes a turn as one line, appends without rewriting, and reads a window from the tail only", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory });
+    const key = { sessionId: "tail" };
+    for (let i = 0; i < 300; i++) await store.append(key, [new HumanMessage(`q${i}`), new AIMessage(`a${i}`)]);
+    const [file] = files(directory).map((f) => join(directory, f));
+    const lines = readFileSync(file as string, "utf8").split("\n");
+    expect(lines).toHaveLength(302); // header, 300 turns, the final newline
+    // Corrupt the first turn: a windowed read must never see it, a full read must.
+    lines[1] = `{"broken": ${" ".repeat((lines[1] as string).length - 11)}`;
+    writeFileSync(file as string, lines.join("\n"));
+    expect(transcript(await store.read(key, { last: 2 }))).toEqual(["human: q299", "ai: a299"]);
+    expect(await store.count(key)).toBe(600);
+    await expect(store.read(key)).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+  });
+
+  it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory });
+    const key = { sessionId: "torn" };
+    await store.append(key, numbered(2));
+    const [file] = files(directory).map((f) => join(directory, f));
+    appendFileSync(file as string, '{"t":"half-written","n":3,"m":[{"v":1,"type":"hu');
+    expect(transcript(await store.read(key))).toEqual(["human: m0", "human: m1"]);
+    expect(await store.count(key)).toBe(2);
+    await store.append(key, numbered(1, 2));
+    expect(transcript(await store.read(key))).toEqual(["human: m0", "human: m1", "human: m2"]);
+    expect(readFileSync(file as string, "utf8")).not.toContain("half-written");
+    expect(readFileSync(file as string, "utf8").endsWith("\n")).toBe(true);
+  });
+
+  it("survives a writer killed with SIGKILL: every complete turn reads back, in order", async () => {
+    const directory = fresh();
+    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", writer, directory, "crash", "w", "forever"], { cwd: import.meta.dirname });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on("data", (data: Buffer) => data.toString().includes("started") && resolve());
+      child.on("exit", (code) => reject(new Error(`writer exited early (${code})`)));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 100));
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("exit", resolve));
+    const store = createFileStore({ directory });
+    const stored = await store.read({ sessionId: "crash" });
+    expect(stored.length).toBeGreaterThan(10);
+    expect(stored.length % 2).toBe(0);
+    for (let i = 0; i < stored.length; i += 2) {
+      expect(String(stored[i]!.content).startsWith(`w-q${i / 2} `)).toBe(true);
+      expect(stored[i + 1]!.content).toBe(`w-a${i / 2}`);
+    }
+    expect(await store.count({ sessionId: "crash" })).toBe(stored.length);
+    // The next writer repairs whatever the kill tore and goes on.
+    await store.append({ sessionId: "crash" }, numbered(1, 9999));
+    expect(await store.count({ sessionId: "crash" })).toBe(stored.length + 1);
+    const turns = stored.length / 2;
+    // A turn the killed writer never finished, retried with its id, is stored once.
+    expect(await store.append({ sessionId: "crash" }, numbered(2), { turnId: `w-${turns - 1}` })).toEqual({ appended: false });
+  }, 60_000);
+
+  it("two processes writing one session: nothing lost or duplicated, turns never interleaved", async () => {
+    const directory = fresh();
+    const run = (name: string) => promisify(execFile)(process.execPath, ["--import", "tsx", writer, directory, "shared", name, "15"], { cwd: import.meta.dirname });
+    await Promise.all([run("alpha"), run("beta")]);
+    const stored = await createFileStore({ directory }).read({ sessionId: "shared" });
+    expect(stored).toHaveLength(60);
+    for (let i = 0; i < stored.length; i += 2) {
+      const who = String(stored[i]!.content).split("-")[0];
+      expect(stored[i + 1]!.content).toBe(`${who} saw ${i + 1}`);
+    }
+    expect(new Set(stored.filter((m) => m.getType() === "human").map((m) => m.content)).size).toBe(30);
+  }, 60_000);
+
+  it("prunes expired sessions, and refuses a missing directory option", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory, ttlSeconds: 1 });
+    await store.append({ sessionId: "old" }, numbered(1));
+    await store.setState({ sessionId: "old" }, "summary", "x");
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await store.append({ sessionId: "new" }, numbered(1));
+    expect(await store.prune()).toBe(1);
+    expect(files(directory).filter((f) => !f.endsWith(".lock"))).toHaveLength(1);
+    expect(() => createFileStore({} as never)).toThrow(MemoriaError);
+  });
+});
+
+describe("file locks", () => {
+  it("takes over a lock file its creator left empty (killed between creating and writing it)", async () => {
+    const { lockFile } = await import("../src/file-lock.js");
+    const { utimesSync } = await import("node:fs");
+    const path = join(fresh(), "empty.lock");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, "");
+    const old = new Date(Date.now() - 5_000);
+    utimesSync(path, old, old);
+    const lock = await lockFile(path, { sessionId: "s" }, { waitMs: 3_000 });
+    await lock.release();
+  });
+});
