@@ -8,3 +8,4 @@ export {
   startOpenAICompatibleServer,
 } from "./openai.js";
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster } from "./redis.js";
+export { jongodbBinary, startJongodb } from "./jongodb.js";

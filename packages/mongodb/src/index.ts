@@ -1,0 +1,1 @@
+export { type MongoHistoryStore, type MongoStoreOptions, createMongoStore } from "./mongo-store.js";
