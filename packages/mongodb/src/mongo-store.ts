@@ -29,7 +29,7 @@ import {
   stateValue,
   turnIdOf,
 } from "@memoria/core";
-import type { Collection, Db, Filter, MongoClient } from "mongodb";
+import type { Db, Filter, MongoClient } from "mongodb";
 
 export interface MongoStoreOptions {
   /** A connected or unconnected MongoClient; the store does not close it. */
