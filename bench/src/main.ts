@@ -7,10 +7,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, type as osType, release } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type RunningRedis, type RunningServer, startPostgres, startRedis } from "@memoria/testkit/servers";
+import { createRequire } from "node:module";
+import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
 import { latencyChart, table } from "./report.js";
-import { type StoreKind, fileKind, memoryKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
+import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import { type Settings, ceilings, concurrentTurns, latencyBySize, memoryFootprint, wrapperCost } from "./workloads.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
@@ -40,7 +41,8 @@ try {
   const redis = process.env.REDIS_URL ? undefined : await startRedis(["--appendfsync", "everysec"]);
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
-  kinds.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl));
+  const mongoUrl = process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
+  kinds.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl), mongoKind(mongoUrl, Boolean(process.env.MONGODB_URL)));
 
   if (only.has("W1")) {
     log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
@@ -58,7 +60,7 @@ try {
     log("W2/W3: latency against session length");
     const { points, flatness } = await latencyBySize(kinds, settings, log);
     sections.push(
-      "## W2: turn latency (read + model + save) against session length\n\nmemoria reads the last 20 messages (`windowMemory({ k: 10 })`); LangChain's wrapper can only read the whole history. LangChain's PostgreSQL table was given an index on `session_id` (it creates none). LangChain's file history keeps every session of a process in one JSON file and rewrites it on every message, so its cost follows everything stored, not the session; it is measured up to 1,000 messages (seeding it further, one full rewrite per message, takes too long). On the server stores memoria's turn also takes and releases the cross-process turn lock and saves the turn in one transaction (PostgreSQL: 10 round trips against LangChain's 4), which is what it costs on the smallest sessions.\n",
+      "## W2: turn latency (read + model + save) against session length\n\nmemoria reads the last 20 messages (`windowMemory({ k: 10 })`); LangChain's wrapper can only read the whole history. LangChain's PostgreSQL table was given an index on `session_id` (it creates none). LangChain's file history keeps every session of a process in one JSON file and rewrites it on every message, so its cost follows everything stored, not the session; it is measured up to 1,000 messages (seeding it further, one full rewrite per message, takes too long). MongoDB runs on the MongoDB-wire-compatible test server (no mongod here): its queries scan the collection, so its timings follow the collection's size, say nothing about a real mongod, and stop at 1,000 messages; LangChain's `MongoDBChatMessageHistory` cannot run there at all (it appends with `$push`, which that server lacks). On the server stores memoria's turn also takes and releases the cross-process turn lock and saves the turn in one transaction (PostgreSQL: 10 round trips against LangChain's 4), which is what it costs on the smallest sessions.\n",
       table(
         ["store", "messages", "memoria", "LangChain", "ratio"],
         points.map((p) => [p.store, p.size.toLocaleString("en"), formatMs(p.memoriaTurn), p.langchainTurn === undefined ? "—" : formatMs(p.langchainTurn), ratio(p.memoriaTurn, p.langchainTurn)]),
@@ -121,7 +123,7 @@ const header = [
   "",
   `Run ${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s with \`pnpm bench${quick ? " --quick" : ""}\`.`,
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}, Node ${process.version}.`,
-  `Versions: @langchain/core ${version("@langchain/core")}, @langchain/community ${version("@langchain/community")}, ioredis ${version("ioredis")}, pg ${version("pg")}, better-sqlite3 ${version("better-sqlite3")}; PostgreSQL and Redis as started by \`@memoria/testkit/servers\` (PostgreSQL with fsync off, Redis with AOF and appendfsync everysec).`,
+  `Versions: @langchain/core ${version("@langchain/core")}, @langchain/community ${version("@langchain/community")}, ioredis ${version("ioredis")}, pg ${version("pg")}, better-sqlite3 ${version("better-sqlite3")}; PostgreSQL and Redis as started by \`@memoria/testkit/servers\` (PostgreSQL with fsync off, Redis with AOF and appendfsync everysec, MongoDB: the jongodb compatible server unless MONGODB_URL is set).`,
   `Method: medians of ${settings.runs} interleaved runs (A B A B …) after 3 warm-up rounds, with a full GC after seeding each session size (W2/W3 at 100,000 messages: ${Math.max(5, Math.round(settings.runs / 3))} runs). Ratios are memoria ÷ LangChain: below 1, memoria is faster or smaller.`,
   "",
 ];

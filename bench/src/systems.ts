@@ -10,6 +10,7 @@ import { RunnableLambda, RunnableWithMessageHistory as LangChainWrapper } from "
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
 import { createFileStore } from "@memoria/file";
 import { windowMemory } from "@memoria/memory";
+import { createMongoStore } from "@memoria/mongodb";
 import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { Redis } from "ioredis";
@@ -48,6 +49,8 @@ export interface Side {
 
 export interface StoreKind {
   name: string;
+  /** The largest session measured on this store. @default no limit */
+  maxSize?: number;
   memoria: Side;
   /** LangChain.js's history for the same backend, where it has one. */
   langchain?: Side;
@@ -132,6 +135,16 @@ export function fileKind(): StoreKind {
     // Seeding goes through addMessage, one full-file rewrite per message: past 1,000 it takes too long.
     langchain: { ...side, maxSeed: 1_000 },
   };
+}
+
+/**
+ * `realServer`: false on the compatible test server, whose queries scan the
+ * collection (their cost follows the collection, not the session), so sizes stop
+ * at 1,000 there. LangChain's MongoDBChatMessageHistory appends with $push, which
+ * that server lacks.
+ */
+export function mongoKind(url: string, realServer: boolean): StoreKind {
+  return { name: "mongodb", memoria: memoriaSide(createMongoStore({ url, dbName: "bench" })), maxSize: realServer ? undefined : 1_000 };
 }
 
 export function sqliteKind(): StoreKind {

@@ -104,7 +104,8 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
   const flatness: Flatness[] = [];
   for (const kind of kinds) {
     const tags = new Map<number, string>();
-    for (const size of settings.sizes) {
+    const sizes = settings.sizes.filter((size) => size <= (kind.maxSize ?? Number.POSITIVE_INFINITY));
+    for (const size of sizes) {
       const tag = `${size}-${crypto.randomUUID().slice(0, 8)}`;
       tags.set(size, tag);
       const sides: [string, Side][] = [["memoria", kind.memoria]];
@@ -128,8 +129,8 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
       log(`  ${kind.name} @ ${size.toLocaleString("en")} messages: turn ${point.memoriaTurn.toFixed(3)} ms vs ${point.langchainTurn?.toFixed(3) ?? "—"} ms; read-last-20 ${point.memoriaRead.toFixed(3)} ms vs ${point.langchainRead?.toFixed(3) ?? "—"} ms`);
     }
     // The smallest session whose last-20 window is full, so both reads return 20 messages.
-    const small = Math.min(...settings.sizes.filter((size) => size >= 20));
-    const large = Math.max(...settings.sizes);
+    const small = Math.min(...sizes.filter((size) => size >= 20));
+    const large = Math.max(...sizes);
     const [s, l] = [tags.get(small), tags.get(large)];
     collectGarbage();
     const turns = await interleave({ small: () => kind.memoria.turn(`w2-${s}`), large: () => kind.memoria.turn(`w2-${l}`) }, settings.runs * 4);
