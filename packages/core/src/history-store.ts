@@ -97,6 +97,13 @@ export interface HistoryStore {
   setState(key: SessionKey, name: string, value: JsonValue): Promise<void>;
   /** The session as a LangChain `BaseListChatMessageHistory`. */
   history(key: SessionKey): BaseListChatMessageHistory;
+  /**
+   * Removes the session's `oldest` first messages (compaction, e.g. once a summary
+   * holds them); resolves with how many were removed. Turn ids stay known, so a
+   * retried old turn is still not stored twice. Optional: stores without it cannot
+   * compact.
+   */
+  trim?(key: SessionKey, options: { oldest: number }): Promise<number>;
   /** Takes the cross-process turn lock of a session, where the store has one. */
   lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
   /** Releases connections. Safe to call twice. */
@@ -173,4 +180,13 @@ export function stateValue(value: unknown): JsonValue {
     if (error instanceof NotJsonError) throw new MemoriaError("INVALID_ARGUMENT", `A state value must be JSON: ${error.message}.`);
     throw error;
   }
+}
+
+/** Checks `trim` options; returns how many to remove. */
+export function trimCount(options: { oldest: number } | undefined): number {
+  const oldest = options?.oldest;
+  if (!Number.isSafeInteger(oldest) || (oldest as number) < 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", `trim() option "oldest" must be a whole number >= 0, got ${String(oldest)}.`);
+  }
+  return oldest as number;
 }

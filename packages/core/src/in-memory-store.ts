@@ -13,6 +13,7 @@ import {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
@@ -150,6 +151,13 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const session = touch(id) ?? open(sessionKey, id);
       session.state.set(stateName(name), checked);
       renew(session);
+    },
+
+    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
+      ensureOpen();
+      const oldest = trimCount(trimOptions);
+      const session = touch(encodeSessionKey(createSessionKey(key)));
+      return session ? session.messages.splice(0, oldest).length : 0;
     },
 
     async clear(key: SessionKey): Promise<void> {

@@ -49,6 +49,7 @@ export {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "./history-store.js";
 export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";

@@ -22,6 +22,8 @@ export interface MemoryLoadContext {
    * for LangChain histories from `getMessageHistory`.
    */
   readonly state: SessionState;
+  /** Removes the session's oldest messages, where the store can (`HistoryStore.trim`). */
+  readonly trim?: (oldest: number) => Promise<number>;
   /** The messages this turn brings in (already part of the prompt; not yet stored). */
   readonly input: readonly BaseMessage[];
   /** The store, when the wrapper was given one (strategies keep derived state there). */

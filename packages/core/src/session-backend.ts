@@ -16,6 +16,7 @@ export interface Backend {
   state: SessionState;
   save(messages: BaseMessage[], turnId: string): Promise<void>;
   lock?(options: LockOptions): Promise<TurnLock>;
+  trim?(oldest: number): Promise<number>;
 }
 
 export function storeBackend(store: HistoryStore, key: SessionKey): Backend {
@@ -29,6 +30,7 @@ export function storeBackend(store: HistoryStore, key: SessionKey): Backend {
       await store.append(key, messages, { turnId });
     },
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
+    trim: store.trim ? (oldest) => (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest }) : undefined,
   };
 }
 
@@ -70,6 +72,7 @@ export function loadContext(backend: Backend, sessionKey: SessionKey, input: Bas
     read: (options) => backend.read(options),
     count: () => backend.count(),
     state: backend.state,
+    trim: backend.trim,
     input,
     store: backend.store,
     config,

@@ -29,6 +29,7 @@ import {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "@memoria/core";
 import { lockFile } from "./file-lock.js";
@@ -58,8 +59,9 @@ export interface FileHistoryStore extends HistoryStore {
   prune(): Promise<number>;
 }
 
-/** What this process knows of a session's file, valid up to `offset` bytes. */
+/** What this process knows of a session's file (by inode), valid up to `offset` bytes. */
 interface Known {
+  ino: number;
   offset: number;
   count: number;
   turnIds: Set<string>;
@@ -134,14 +136,19 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
    * lock): parses only what was appended since, truncates a torn last line.
    */
   async function catchUp(p: Paths): Promise<Known> {
-    let size = await liveSize(p.file);
-    if (size === undefined) {
-      await Promise.all([unlink(p.file).catch(() => {}), unlink(p.state).catch(() => {})]); // expired: start afresh
+    const info = await stat(p.file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (!info || expired(info.mtimeMs)) {
+      await Promise.all([unlink(p.file).catch(() => {}), unlink(p.state).catch(() => {})]); // missing or expired: start afresh
       known.delete(p.file);
-      return { offset: 0, count: 0, turnIds: new Set() };
+      return { ino: 0, offset: 0, count: 0, turnIds: new Set() };
     }
+    let size = info.size;
     let entry = known.get(p.file);
-    if (!entry || entry.offset > size) entry = { offset: 0, count: 0, turnIds: new Set() };
+    // A file replaced by a compaction (a new inode) or cut shorter is read again from its start.
+    if (!entry || entry.ino !== info.ino || entry.offset > size) entry = { ino: info.ino, offset: 0, count: 0, turnIds: new Set() };
     if (size > entry.offset) {
       const handle = await open(p.file, "r");
       try {
@@ -182,6 +189,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       await handle.close();
     }
     entry.offset += Buffer.byteLength(line);
+    if (entry.ino === 0) entry.ino = (await stat(p.file)).ino;
   }
 
   async function readState(p: Paths): Promise<Record<string, JsonValue>> {
@@ -312,6 +320,37 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         await rename(temporary, p.state);
         const now = new Date();
         await utimes(p.file, now, now); // a write renews the session's TTL
+      });
+    },
+
+    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      const oldest = trimCount(trimOptions);
+      if (oldest === 0) return 0;
+      const p = paths(sessionKey);
+      return exclusive(sessionKey, p, async () => {
+        const entry = await catchUp(p);
+        if (entry.offset === 0) return 0;
+        const { lines } = completeLines(await readFile(p.file, "utf8"));
+        let toDrop = oldest;
+        let removed = 0;
+        let count = 0;
+        const kept = lines.map((line) => {
+          const record = parseLine(line, p.file);
+          if (!isTurn(record)) return line;
+          const drop = Math.min(toDrop, record.m.length);
+          toDrop -= drop;
+          removed += drop;
+          count += record.m.length - drop;
+          // A turn whose messages all went keeps its line (and id), so a retry of it is still refused.
+          return JSON.stringify({ t: record.t, n: count, m: record.m.slice(drop) } satisfies TurnLine);
+        });
+        const temporary = `${p.file}.${crypto.randomUUID()}.tmp`;
+        await writeFile(temporary, `${kept.join("\n")}\n`, { flush: sync });
+        await rename(temporary, p.file);
+        known.delete(p.file);
+        return removed;
       });
     },
 

@@ -2,7 +2,7 @@ import { MemoriaError, type MemoryLoadContext, type MemoryStrategy } from "@memo
 import type { BaseMessage } from "@langchain/core/messages";
 import { type SummaryModel, extendSummary } from "./summarizer.js";
 import { MAX_FOLD, summaryMessage } from "./summary-memory.js";
-import { readSummary, writeSummary } from "./summary-state.js";
+import { compact, readSummary, writeSummary } from "./summary-state.js";
 import { type TokenCounter, tiktokenCounter, truncateToTokens } from "./token-counter.js";
 import { cutToFit } from "./turn-window.js";
 
@@ -22,6 +22,8 @@ export interface SummaryBufferMemoryOptions {
   prompt?: string;
   /** @default "summary-buffer" */
   stateName?: string;
+  /** Remove folded messages from the store (it must support `trim`). @default false */
+  compact?: boolean;
   preamble?: string;
 }
 
@@ -41,14 +43,16 @@ export function summaryBufferMemory(options: SummaryBufferMemoryOptions): Memory
   /** Folds the oldest unfolded turns until the rest fit in maxTokens; returns the summary and the buffer. */
   async function settle(context: MemoryLoadContext): Promise<{ summary: string; buffer: BaseMessage[] }> {
     const state = await readSummary(context.state, name);
-    const total = await context.count();
+    const total = state.trimmed + (await context.count()); // positions count from the session's start
     const unfoldedCount = total - state.folded;
     // First use on a long session: anything older than MAX_FOLD unfolded messages is let go.
     const unfolded = unfoldedCount > 0 ? await context.read({ last: Math.min(unfoldedCount, MAX_FOLD) }) : [];
     const cut = await cutToFit(unfolded, maxTokens, count);
     if (cut === 0 && unfolded.length === unfoldedCount) return { summary: state.summary, buffer: unfolded };
     const summary = truncateToTokens(await extendSummary(model, state.summary, unfolded.slice(0, cut), { prompt: options.prompt }), maxSummaryTokens);
-    await writeSummary(context.state, name, { summary, folded: total - (unfolded.length - cut) });
+    const next = { summary, folded: total - (unfolded.length - cut), trimmed: state.trimmed };
+    await writeSummary(context.state, name, next);
+    if (options.compact) await compact(context, name, next);
     return { summary, buffer: unfolded.slice(cut) };
   }
 

@@ -1,7 +1,7 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { type SummaryModel, extendSummary } from "./summarizer.js";
-import { type SummaryState, readSummary, writeSummary } from "./summary-state.js";
+import { type SummaryState, compact, readSummary, writeSummary } from "./summary-state.js";
 
 export interface SummaryMemoryOptions {
   /** Writes the summary. */
@@ -12,6 +12,12 @@ export interface SummaryMemoryOptions {
   stateName?: string;
   /** How the summary is put in the prompt. @default "Summary of the conversation so far:\n" */
   preamble?: string;
+  /**
+   * Remove folded messages from the store (it must support `trim`), for users who
+   * must bound storage: the session then holds only what is not yet summarized.
+   * @default false
+   */
+  compact?: boolean;
 }
 
 /** At most this many unfolded messages are summarized at once (first use on a long session). */
@@ -21,13 +27,14 @@ export const MAX_FOLD = 400;
  * Folds every message not yet in the summary into it, reading only those; on a
  * session far longer than ever summarized, only its last MAX_FOLD messages.
  */
-export async function foldAll(context: MemoryLoadContext, model: SummaryModel, name: string, prompt?: string): Promise<SummaryState> {
+export async function foldAll(context: MemoryLoadContext, model: SummaryModel, name: string, prompt?: string, compacting = false): Promise<SummaryState> {
   const current = await readSummary(context.state, name);
-  const total = await context.count();
-  if (total <= current.folded) return current;
-  const fresh = await context.read({ last: Math.min(total - current.folded, MAX_FOLD) });
-  const next = { summary: await extendSummary(model, current.summary, fresh, { prompt }), folded: total };
+  const end = current.trimmed + (await context.count()); // positions count from the session's start
+  if (end <= current.folded) return current;
+  const fresh = await context.read({ last: Math.min(end - current.folded, MAX_FOLD) });
+  const next = { summary: await extendSummary(model, current.summary, fresh, { prompt }), folded: end, trimmed: current.trimmed };
   await writeSummary(context.state, name, next);
+  if (compacting) await compact(context, name, next);
   return next;
 }
 
@@ -45,11 +52,11 @@ export function summaryMemory(options: SummaryMemoryOptions): MemoryStrategy {
   return {
     name: "summary",
     async load(context) {
-      const { summary } = await foldAll(context, options.model, name, options.prompt); // repairs a fold a crash skipped
+      const { summary } = await foldAll(context, options.model, name, options.prompt, options.compact); // repairs a fold a crash skipped
       return summaryMessage(summary, options.preamble);
     },
     async afterSave(context) {
-      await foldAll(context, options.model, name, options.prompt);
+      await foldAll(context, options.model, name, options.prompt, options.compact);
     },
   };
 }

@@ -73,7 +73,7 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
     expect(last[0]).toBeInstanceOf(SystemMessage);
     expect(last[0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
     expect(last).toHaveLength(2);
-    expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Alpha reply Bravo reply Charlie reply", folded: 6 });
+    expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Alpha reply Bravo reply Charlie reply", folded: 6, trimmed: 0 });
     await store.close();
   });
 
@@ -127,6 +127,39 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
     const { model: summarizer } = recordingSummarizer();
     await readOnlyMemory(summaryMemory({ model: summarizer })).load(memoryContext(store, key));
     expect(await store.getState(key, "summary")).toBeUndefined();
+    await store.close();
+  });
+});
+
+describe.each(STORES)("compaction on %s", (_, makeStore) => {
+  it("summaryBufferMemory({ compact: true }) keeps only the unfolded messages in the store, and the prompt unchanged", async () => {
+    const run = async (compact: boolean) => {
+      const store = makeStore();
+      const { model: summarizer } = recordingSummarizer();
+      const { model, prompts } = observer();
+      const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: summaryBufferMemory({ model: summarizer, maxTokens: 100, compact }) });
+      for (let i = 0; i < 20; i++) await chain.invoke([new HumanMessage(`Turn${i} says something about the weather`)], { configurable: { sessionId: "c" } });
+      const stored = await store.count({ sessionId: "c" });
+      const state = await store.getState({ sessionId: "c" }, "summary-buffer");
+      await store.close();
+      return { stored, prompts: prompts.map((p) => transcript(p)), state };
+    };
+    const plain = await run(false);
+    const compacted = await run(true);
+    expect(plain.stored).toBe(40);
+    expect(compacted.stored).toBeLessThan(12);
+    expect(compacted.prompts).toEqual(plain.prompts);
+    expect(compacted.state).toMatchObject({ folded: (plain.state as { folded: number }).folded });
+  });
+
+  it("summaryMemory({ compact: true }) leaves nothing but the summary", async () => {
+    const store = makeStore();
+    const { model: summarizer } = recordingSummarizer();
+    const { model, prompts } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: summaryMemory({ model: summarizer, compact: true }) });
+    for (const text of ["Alpha one", "Bravo two", "Charlie three"]) await chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "sc" } });
+    expect(await store.count({ sessionId: "sc" })).toBe(0);
+    expect(prompts[2]![0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
     await store.close();
   });
 });

@@ -27,6 +27,7 @@ import {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "@memoria/core";
 import type { Db, Filter, MongoClient } from "mongodb";
@@ -64,6 +65,8 @@ interface SessionDoc {
   kf: string[];
   /** Messages with `q < n` are committed; a crash may leave more, which no one reads. */
   n: number;
+  /** Messages with `q < b` were trimmed (compaction). */
+  b?: number;
   /** A turn being written: its id and the sequence range it takes. */
   pending?: { t: string; from: number; to: number } | null;
   /** The short append lock, and the long turn lock. */
@@ -238,7 +241,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
   async function settle(c: Collections, doc: SessionDoc): Promise<number> {
     if (!alive(doc)) {
       await wipe(c, doc._id);
-      await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, pending: null } });
+      await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null } });
       return 0;
     }
     if (!doc.pending) return doc.n;
@@ -269,7 +272,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       return guarded(async (c) => {
         const doc = await session(c, sessionKey);
         if (!doc || doc.n === 0) return [];
-        const from = last === undefined ? 0 : Math.max(0, doc.n - last);
+        const base = doc.b ?? 0;
+        const from = last === undefined ? base : Math.max(base, doc.n - last);
         const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: doc.n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
         return rows.map((row) => decodeMessage(row.p));
       });
@@ -323,12 +327,29 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       );
     },
 
+    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
+      const sessionKey = createSessionKey(key);
+      const oldest = trimCount(trimOptions);
+      if (oldest === 0) return 0;
+      return guarded((c) =>
+        withAppendLock(c, sessionKey, async (doc) => {
+          const n = await settle(c, doc);
+          const base = doc.b ?? 0;
+          const to = Math.min(n, base + oldest);
+          // The base moves first: a crash leaves unreachable documents, never a gap readers would see.
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { b: to } });
+          await c.messages.deleteMany({ s: doc._id, q: { $lt: to } });
+          return to - base;
+        }),
+      );
+    },
+
     async clear(key: SessionKey): Promise<void> {
       const sessionKey = createSessionKey(key);
       await guarded((c) =>
         withAppendLock(c, sessionKey, async (doc) => {
           await wipe(c, doc._id);
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, pending: null, e: 0 } });
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0 } });
         }),
       );
       // e: 0 marks the session gone (not listed); its document is removed by prune or reused by the next append.
@@ -336,7 +357,10 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
     async count(key: SessionKey): Promise<number> {
       const sessionKey = createSessionKey(key);
-      return guarded(async (c) => (await session(c, sessionKey))?.n ?? 0);
+      return guarded(async (c) => {
+        const doc = await session(c, sessionKey);
+        return doc ? doc.n - (doc.b ?? 0) : 0;
+      });
     },
 
     async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {

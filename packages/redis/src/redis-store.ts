@@ -28,10 +28,11 @@ import {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "@memoria/core";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
-import { APPEND, INDEX, RELEASE, type RedisClient, SET_STATE } from "./scripts.js";
+import { APPEND, INDEX, RELEASE, type RedisClient, SET_STATE, TRIM } from "./scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -173,6 +174,13 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
         await SET_STATE.run(r, [keys.messages, keys.turns, keys.key, keys.state], [stateName(name), text, ttlArg, JSON.stringify(sessionKey)]);
       });
+    },
+
+    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
+      const { messages } = layout.session(encodeSessionKey(createSessionKey(key)));
+      const oldest = trimCount(trimOptions);
+      if (oldest === 0) return 0;
+      return guarded(async (r) => Number(await TRIM.run(r, [messages], [oldest])));
     },
 
     async clear(key: SessionKey): Promise<void> {

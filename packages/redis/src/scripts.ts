@@ -66,3 +66,11 @@ export const RELEASE = new Script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `);
+
+/** Removes the list's first ARGV[1] items; returns how many went. KEYS: messages. */
+export const TRIM = new Script(`
+local before = redis.call('LLEN', KEYS[1])
+local n = math.min(tonumber(ARGV[1]), before)
+if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
+return n
+`);

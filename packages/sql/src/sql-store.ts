@@ -25,6 +25,7 @@ import {
   requireFilterField,
   stateName,
   stateValue,
+  trimCount,
   turnIdOf,
 } from "@memoria/core";
 import { type Tables, migrate, tablesFor } from "./schema.js";
@@ -202,6 +203,21 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
           `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value`,
           [id, name, text],
         );
+      });
+    },
+
+    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
+      const id = encodeSessionKey(createSessionKey(key));
+      const oldest = trimCount(trimOptions);
+      await ready();
+      if (oldest === 0) return 0;
+      return dialect.transaction(function* () {
+        const removed = yield* run(
+          `DELETE FROM ${t.messages} WHERE session_id = ? AND seq IN (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT ?)`,
+          [id, id, oldest],
+        );
+        if (removed > 0) yield* run(`UPDATE ${t.sessions} SET message_count = message_count - ? WHERE id = ?`, [removed, id]);
+        return removed;
       });
     },
 

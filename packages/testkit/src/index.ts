@@ -1,4 +1,5 @@
 import { appendsSuite } from "./suites/appends.js";
+import { compactionSuite } from "./suites/compaction.js";
 import { expirySuite } from "./suites/expiry.js";
 import { interopSuite } from "./suites/interop.js";
 import { messagesSuite } from "./suites/messages.js";
@@ -10,7 +11,7 @@ export type { StoreSuiteSetup } from "./types.js";
 export { everyKindOfMessage, fieldsOf, numbered, randomKey, transcript } from "./fixtures.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
-export { appendsSuite, expirySuite, interopSuite, messagesSuite, stateSuite };
+export { appendsSuite, compactionSuite, expirySuite, interopSuite, messagesSuite, stateSuite };
 
 /** Every area of the store contract, for one kind of store. */
 export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
@@ -18,6 +19,7 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   appendsSuite(setup);
   sessionsSuite(setup);
   stateSuite(setup);
+  compactionSuite(setup);
   expirySuite(setup);
   interopSuite(setup);
 }
