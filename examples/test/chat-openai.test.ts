@@ -92,3 +92,27 @@ describe("ChatOpenAI through memoria", () => {
     await store.close();
   });
 });
+
+describe("pnpm demo with OPENAI_BASE_URL", () => {
+  it("talks to any OpenAI-compatible server through ChatOpenAI, with the history in the request", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { runDemo } = await import("../src/demo/chat.js");
+    const dir = mkdtempSync(join(tmpdir(), "memoria-demo-openai-"));
+    const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: "local-llama" };
+    try {
+      let out = "";
+      const io = { write: (text: string) => void (out += text), env, cwd: dir };
+      await runDemo(["--session", "o", "--message", "My name is Ada"], io);
+      await runDemo(["--session", "o", "--message", "What is my name?"], io);
+      expect(out).toContain("reply #2 to: My name is Ada");
+      const body = server.requests[server.requests.length - 1]!;
+      expect(body.model).toBe("local-llama");
+      expect(body.stream).toBe(true);
+      expect(body.messages.map((m) => m.content)).toEqual(["You are memoria's demo assistant.", "My name is Ada", "reply #2 to: My name is Ada", "What is my name?"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
