@@ -30,6 +30,15 @@ runHistoryStoreSuite({
   createStoreWithTtl: async (ttlSeconds) => onClient(new Cluster(nodes), { keyPrefix: "memoria-ttl:", ttlSeconds }),
 });
 
+const sentinel = inject("sentinel");
+if (sentinel) {
+  // Through Sentinel: the client asks the sentinel where the master is.
+  runHistoryStoreSuite({
+    name: "redis (through Sentinel)",
+    createStore: async () => onClient(new Redis({ sentinels: [{ host: sentinel.host, port: sentinel.port }], name: sentinel.name }), { keyPrefix: "memoria-sentinel:" }),
+  });
+}
+
 runHistoryStoreSuite({
   name: "redis (an application's Redis client)",
   createStore: async () => onClient(new Redis(url)),

@@ -7,5 +7,5 @@ export {
   type Responder,
   startOpenAICompatibleServer,
 } from "./openai.js";
-export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster } from "./redis.js";
+export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";
 export { jongodbBinary, startJongodb } from "./jongodb.js";

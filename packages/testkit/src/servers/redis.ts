@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -106,4 +106,39 @@ export async function startRedisCluster(masters = 3): Promise<RunningCluster> {
       await Promise.all(servers.map((s) => s.stop()));
     },
   };
+}
+
+/**
+ * A Redis Sentinel on a free loopback port watching the master at `masterPort`
+ * under the name `mymaster` (quorum 1); ready once it reports the master's address.
+ */
+export async function startRedisSentinel(masterPort: number, name = "mymaster"): Promise<RunningServer & { port: number; name: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-sentinel-"));
+  const port = await freePort();
+  const config = join(dir, "sentinel.conf");
+  writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\nsentinel down-after-milliseconds ${name} 5000\n`);
+  const server = startProcess(which("redis-server", HINT), [config, "--sentinel"]);
+  const stop = async () => {
+    await stopProcess(server.child, server.exited, "SIGTERM");
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (server.child.exitCode !== null) throw new Error(`redis sentinel exited: ${server.output()}`);
+        try {
+          const { stdout } = await run(which("redis-cli", HINT), ["-h", "127.0.0.1", "-p", String(port), "SENTINEL", "get-master-addr-by-name", name]);
+          return stdout.includes(String(masterPort));
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      () => `redis sentinel did not report ${name}: ${server.output()}`,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `sentinel://127.0.0.1:${port}/${name}`, pid: server.child.pid as number, port, name, stop };
 }
