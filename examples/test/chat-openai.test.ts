@@ -103,7 +103,13 @@ describe("pnpm demo with OPENAI_BASE_URL", () => {
     const env = { OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL: "local-llama" };
     try {
       let out = "";
-      const io = { write: (text: string) => void (out += text), env, cwd: dir };
+      const io = {
+        write: (text: string) => {
+          out += text;
+        },
+        env,
+        cwd: dir,
+      };
       await runDemo(["--session", "o", "--message", "My name is Ada"], io);
       await runDemo(["--session", "o", "--message", "What is my name?"], io);
       expect(out).toContain("reply #2 to: My name is Ada");
