@@ -147,8 +147,9 @@ function corrupt(reason: string): MemoriaError {
 /**
  * Brings any supported stored form to `{ type, data }`: memoria's own
  * ({@link EncodedMessage}), LangChain's `StoredMessage` (`toDict()`, and Python's
- * `message_to_dict`), LangChain's older `{ type, role, text }`, and LangChain's
- * serialized constructor form (`{ lc: 1, type: "constructor", id, kwargs }`).
+ * `message_to_dict`), the flattened `{ type, ...data }` rows of LangChain's
+ * PostgresChatMessageHistory, LangChain's older `{ type, role, text }`, and
+ * LangChain's serialized constructor form (`{ lc: 1, type: "constructor", id, kwargs }`).
  */
 function normalize(stored: unknown): { type: StoredMessageType; data: Record<string, unknown> } {
   if (typeof stored !== "object" || stored === null || Array.isArray(stored)) {
@@ -160,6 +161,8 @@ function normalize(stored: unknown): { type: StoredMessageType; data: Record<str
   if (record.lc === 1 && record.type === "constructor" && Array.isArray(record.id)) {
     typeName = record.id[record.id.length - 1];
     data = record.kwargs;
+  } else if (data === undefined && "content" in record) {
+    data = record; // LangChain's PostgresChatMessageHistory: { type, ...data }, flattened
   } else if (data === undefined && "text" in record) {
     data = { content: record.text, role: record.role };
   }

@@ -106,6 +106,10 @@ describe("message codec", () => {
     expect(ai.id).toBeUndefined();
     expect(ai.tool_calls?.[0]?.name).toBe("f");
     expect(decodeMessage({ type: "human", role: undefined, text: "old" }).content).toBe("old");
+    // PostgresChatMessageHistory stores { ...data, type } in its message column.
+    const flattened = decodeMessage({ type: "ai", content: "row", additional_kwargs: {}, response_metadata: { model_name: "m" }, tool_calls: [] }) as AIMessage;
+    expect(flattened.content).toBe("row");
+    expect(flattened.response_metadata).toEqual({ model_name: "m" });
     expect(decodeMessage({ lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], kwargs: { content: "ser" } }).content).toBe("ser");
   });
 

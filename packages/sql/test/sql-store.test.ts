@@ -174,3 +174,23 @@ describe("migrations", () => {
     check.close();
   });
 });
+
+describe("reading LangChain's data", () => {
+  it("imports what LangChain's PostgresChatMessageHistory wrote, every field intact", async () => {
+    const { PostgresChatMessageHistory } = await import("@langchain/community/stores/message/postgres");
+    const { decodeMessage } = await import("@memoria/core");
+    const { everyKindOfMessage, fieldsOf } = await import("@memoria/testkit");
+    const pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 2 });
+    const sessionId = `lc-${crypto.randomUUID()}`;
+    const langchain = new PostgresChatMessageHistory({ sessionId, pool, tableName: "langchain_import_test" });
+    const original = everyKindOfMessage().filter((m) => m.getType() !== "function");
+    await langchain.addMessages(original);
+    const { rows } = await pool.query("SELECT message FROM langchain_import_test WHERE session_id = $1 ORDER BY id", [sessionId]);
+    const store = createPostgresStore({ pool });
+    await store.append({ sessionId }, rows.map((row) => decodeMessage(row.message)), { turnId: `import-${sessionId}` });
+    const imported = await store.read({ sessionId });
+    expect(imported.map(fieldsOf)).toEqual(original.map(fieldsOf));
+    await store.close();
+    await pool.end();
+  });
+});
