@@ -44,12 +44,19 @@ export async function readLastTurns(read: (options?: ReadOptions) => Promise<Bas
 /**
  * The earliest cut point (a turn start, or the end) after which `messages` fit in
  * `budget` tokens. Returns `messages.length` when not even the last turn fits.
+ *
+ * Cutting later never adds tokens, so the candidates are searched by halving:
+ * log2(turns) counts of a tail instead of one count per turn.
  */
 export async function cutToFit(messages: readonly BaseMessage[], budget: number, count: TokenCounter): Promise<number> {
   if ((await count(messages)) <= budget) return 0;
-  for (const start of turnStarts(messages)) {
-    if (start === 0) continue;
-    if ((await count(messages.slice(start))) <= budget) return start;
+  const starts = turnStarts(messages).filter((start) => start > 0);
+  let low = 0; // starts[i] for i < low do not fit
+  let high = starts.length; // starts[i] for i >= high fit (or there are none)
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((await count(messages.slice(starts[middle]))) <= budget) high = middle;
+    else low = middle + 1;
   }
-  return messages.length;
+  return low < starts.length ? (starts[low] as number) : messages.length;
 }

@@ -1,5 +1,5 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, HumanMessagePromptTemplate, MessagesPlaceholder, PromptTemplate } from "@langchain/core/prompts";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { LLMChain } from "@langchain/classic/chains";
@@ -169,7 +169,5 @@ describe("classic memory classes", () => {
     expect(combined.memoryKeys).toEqual(["all", "recent"]);
     expect(await combined.loadMemoryVariables({})).toEqual({ all: "Human: q\nAI: a", recent: "Human: q\nAI: a" });
     expect(() => new CombinedMemory({ memories: [new BufferMemory(), new BufferMemory()] })).toThrow(/history/);
-    void AIMessage;
-    void HumanMessage;
   });
 });
