@@ -77,3 +77,26 @@ export function transcript(messages: readonly BaseMessage[]): string[] {
 export function numbered(n: number, from = 0): BaseMessage[] {
   return Array.from({ length: n }, (_, i) => new HumanMessage(`m${from + i}`));
 }
+
+/**
+ * Checks the outcome of several writers (`<writer>-<n>` questions) taking turns on
+ * one session through the wrapper with a model that answers `<writer> saw <count>`:
+ * every turn stored once, human then AI, and each turn saw exactly the messages
+ * before it, so no two turns interleaved. Returns a list of problems (empty: fine).
+ */
+export function serializedTurnProblems(stored: readonly BaseMessage[], expectedTurns: number): string[] {
+  const problems: string[] = [];
+  if (stored.length !== 2 * expectedTurns) problems.push(`${stored.length} messages stored, expected ${2 * expectedTurns}`);
+  const questions = new Set<string>();
+  for (let i = 0; i < stored.length; i += 2) {
+    const question = String(stored[i]?.content);
+    if (stored[i]?.getType() !== "human") problems.push(`message ${i} is not the human message of a turn`);
+    questions.add(question);
+    const writer = question.split("-")[0];
+    if (stored[i + 1]?.content !== `${writer} saw ${i + 1}`) {
+      problems.push(`turn at ${i} (${question}) answered "${stored[i + 1]?.content}", expected "${writer} saw ${i + 1}"`);
+    }
+  }
+  if (questions.size !== stored.length / 2) problems.push(`${stored.length / 2 - questions.size} turns stored twice`);
+  return problems;
+}

@@ -8,7 +8,7 @@ import { stateSuite } from "./suites/state.js";
 import type { StoreSuiteSetup } from "./types.js";
 
 export type { StoreSuiteSetup } from "./types.js";
-export { everyKindOfMessage, fieldsOf, numbered, randomKey, transcript } from "./fixtures.js";
+export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript } from "./fixtures.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
 export { appendsSuite, compactionSuite, expirySuite, interopSuite, messagesSuite, stateSuite };
