@@ -174,13 +174,17 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
   /**
    * Takes a lock field of a session document (creating the document if needed):
-   * the filter matches only when the lock is free or expired, so a busy lock makes
-   * the upsert collide on `_id` instead. Returns the session as it is now.
+   * the filter matches only when the lock is free, expired or already this owner's,
+   * so a busy lock makes the upsert collide on `_id` instead. Matching our own owner
+   * makes a try idempotent: a write the server applied but reported as failed (a lost
+   * reply; the compatible test server answers `null` when a release races the upsert)
+   * is picked up by the next poll instead of wedging the session until the lock
+   * expires. Returns the session as it is now.
    */
   async function takeLock(c: Collections, key: SessionKey, field: "lock" | "turn", owner: string, ttl: number): Promise<SessionDoc | undefined> {
     const id = encodeSessionKey(key);
     const now = Date.now();
-    const free = { $or: [{ [field]: { $exists: false } }, { [field]: null }, { [`${field}.x`]: { $lt: now } }] } as Filter<SessionDoc>;
+    const free = { $or: [{ [field]: { $exists: false } }, { [field]: null }, { [`${field}.x`]: { $lt: now } }, { [`${field}.o`]: owner }] } as Filter<SessionDoc>;
     try {
       const doc = await c.sessions.findOneAndUpdate(
         { _id: id, ...free },
@@ -201,6 +205,25 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     await c.sessions.updateOne({ _id: id, [`${field}.o`]: owner } as Filter<SessionDoc>, { $set: { [field]: null } } as never);
   }
 
+  /**
+   * Polls `takeLock` until it succeeds. When waiting ends (timeout, abort, dead
+   * server) it releases in case a try was applied but reported as failed, so an
+   * abandoned owner never holds the session until its lock expires.
+   */
+  async function acquireLock(key: SessionKey, field: "lock" | "turn", owner: string, ttl: number, options: LockOptions): Promise<SessionDoc> {
+    let doc: SessionDoc | undefined;
+    try {
+      await pollForLock(key, options, async () => {
+        doc = await guarded((c) => takeLock(c, key, field, owner, ttl));
+        return doc !== undefined;
+      });
+    } catch (error) {
+      await guarded((c) => releaseLock(c, encodeSessionKey(key), field, owner)).catch(() => undefined);
+      throw error;
+    }
+    return doc as SessionDoc;
+  }
+
   /** Appends of this store instance queue per session in process, so only other processes poll the lock. */
   const local = new SessionLocks();
 
@@ -216,15 +239,11 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
   async function withDatabaseLock<T>(c: Collections, key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
     const owner = crypto.randomUUID();
-    let doc: SessionDoc | undefined;
-    await pollForLock(key, { waitMs: 60_000 }, async () => {
-      doc = await takeLock(c, key, "lock", owner, 30_000);
-      return doc !== undefined;
-    });
+    const doc = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
     try {
-      return await body(doc as SessionDoc, owner);
+      return await body(doc, owner);
     } finally {
-      await releaseLock(c, (doc as SessionDoc)._id, "lock", owner);
+      await releaseLock(c, doc._id, "lock", owner);
     }
   }
 
@@ -403,7 +422,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const sessionKey = createSessionKey(key);
       const owner = crypto.randomUUID();
       const ttl = Math.max(1, Math.round(lockOptions.ttlMs ?? 60_000));
-      await pollForLock(sessionKey, lockOptions, () => guarded(async (c) => (await takeLock(c, sessionKey, "turn", owner, ttl)) !== undefined));
+      await acquireLock(sessionKey, "turn", owner, ttl, lockOptions);
       let released = false;
       return {
         async release() {
