@@ -48,10 +48,19 @@ try {
     log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
     const rows = await wrapperCost(settings);
     sections.push(
-      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain does); with `windowMemory({ k: 10 })` it reads the last 20 messages. Where memoria reads a long whole history it is slower: LangChain's in-memory history hands back its own stored message objects (a caller that changes one changes the history), while memoria's store returns independent copies, and copying 2,000 messages per turn costs more than the rest of the turn.\n",
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain does); with `windowMemory({ k: 10 })` it reads the last 20 messages. LangChain's in-memory history hands back its own stored message objects (a caller that changes one changes the history). memoria's store by default returns independent copies, and rebuilding 2,000 messages per turn costs more than the rest of the turn; with `createInMemoryStore({ frozen: true })` it hands out the same deeply frozen objects in a new array (changing one throws), so a whole-history read costs an array copy.\n",
       table(
-        ["workload", "memoria (whole history)", "memoria (window)", "LangChain", "ratio (whole)", "ratio (window)"],
-        rows.map((r) => [r.workload, formatMs(r.memoria), formatMs(r.memoriaWindow), formatMs(r.langchain), ratio(r.memoria, r.langchain), ratio(r.memoriaWindow, r.langchain)]),
+        ["workload", "memoria (whole, copies)", "memoria (whole, frozen)", "memoria (window)", "LangChain", "ratio (copies)", "ratio (frozen)", "ratio (window)"],
+        rows.map((r) => [
+          r.workload,
+          formatMs(r.memoria),
+          formatMs(r.memoriaFrozen),
+          formatMs(r.memoriaWindow),
+          formatMs(r.langchain),
+          ratio(r.memoria, r.langchain),
+          ratio(r.memoriaFrozen, r.langchain),
+          ratio(r.memoriaWindow, r.langchain),
+        ]),
       ),
     );
   }

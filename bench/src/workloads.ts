@@ -26,6 +26,8 @@ export interface Settings {
 export interface WrapperCost {
   workload: string;
   memoria: number;
+  /** The whole history from an in-memory store created with `frozen: true`. */
+  memoriaFrozen: number;
   memoriaWindow: number;
   langchain: number;
 }
@@ -43,6 +45,10 @@ export async function wrapperCost(settings: Settings): Promise<WrapperCost[]> {
     const contenders = {
       memoria: () => {
         const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000 }) });
+        return drive((i, c) => chain.invoke(i, c))();
+      },
+      memoriaFrozen: () => {
+        const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000, frozen: true }) });
         return drive((i, c) => chain.invoke(i, c))();
       },
       memoriaWindow: () => {
@@ -66,6 +72,7 @@ export async function wrapperCost(settings: Settings): Promise<WrapperCost[]> {
     results.push({
       workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,
       memoria: perTurn("memoria"),
+      memoriaFrozen: perTurn("memoriaFrozen"),
       memoriaWindow: perTurn("memoriaWindow"),
       langchain: perTurn("langchain"),
     });

@@ -42,12 +42,26 @@ export interface InMemoryStoreOptions {
   ttlSeconds?: number;
   /** Called with the key of each session dropped to stay within `maxSessions`. */
   onEvict?: (key: SessionKey) => void;
+  /**
+   * Keep each message as one deeply frozen object and give every read those same
+   * objects (in a new array) instead of fresh copies. A read then costs an array
+   * copy instead of rebuilding every message, which is most of a turn's cost when
+   * the strategy reads a long whole history. Either way nothing stored can change:
+   * with copies a change goes to the copy, with frozen messages it throws a
+   * `TypeError`. Off by default, because code that edits messages it read (which
+   * LangChain's own in-memory history allows) would throw.
+   * @default false
+   */
+  frozen?: boolean;
 }
+
+/** A stored message: codec form (a read decodes a copy), or a frozen message shared by reads. */
+type Kept = EncodedMessage | BaseMessage;
 
 interface Session {
   key: SessionKey;
-  /** Messages in codec form, private to the store: a read decodes fresh copies. */
-  messages: EncodedMessage[];
+  /** Private to the store: reads get copies or, with `frozen`, the frozen objects themselves. */
+  messages: Kept[];
   turnIds: Set<string>;
   state: Map<string, JsonValue>;
   expiresAt: number;
@@ -58,6 +72,14 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   if (!Number.isFinite(value) || value <= 0) {
     throw new MemoriaError("INVALID_ARGUMENT", `createInMemoryStore: "${name}" must be a positive number, got ${value}.`);
   }
+  return value;
+}
+
+/** Freezes an object and everything reachable through its own properties. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
   return value;
 }
 
@@ -72,6 +94,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const ttlSeconds = positiveInteger("ttlSeconds", options.ttlSeconds, undefined);
   const sessions = new Map<string, Session>();
   let closed = false;
+  const keep: (message: EncodedMessage) => Kept = options.frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
+  const give: (kept: Kept[]) => BaseMessage[] = options.frozen
+    ? (kept) => kept.slice() as BaseMessage[]
+    : (kept) => kept.map((message) => decodeMessage(message));
 
   function ensureOpen(): void {
     if (closed) throw new StoreClosedError("in-memory");
@@ -119,7 +145,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
       const window = last === undefined ? messages : last === 0 ? [] : messages.slice(-last);
-      return window.map((message) => decodeMessage(message));
+      return give(window);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
@@ -131,7 +157,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const existing = touch(id);
       if (existing?.turnIds.has(turnId)) return { appended: false };
       const session = existing ?? open(sessionKey, id);
-      session.messages.push(...encoded);
+      session.messages.push(...encoded.map(keep));
       session.turnIds.add(turnId);
       renew(session);
       return { appended: true };

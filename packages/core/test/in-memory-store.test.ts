@@ -1,6 +1,9 @@
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
-import { MemoriaError, type SessionKey, SessionLocks, createInMemoryStore } from "../src/index.js";
+import { MemoriaError, RunnableWithMessageHistory, type SessionKey, SessionLocks, createInMemoryStore } from "../src/index.js";
+import { transcript } from "./helpers.js";
 
 // The shared contract is checked by @memoria/testkit (packages/testkit/test);
 // these are the in-memory store's own promises.
@@ -24,6 +27,37 @@ describe("in-memory store", () => {
     await store.close();
     await store.close();
     await expect(store.read({ sessionId: "a" })).rejects.toMatchObject({ code: "STORE_CLOSED" });
+  });
+
+  it("with frozen: true, reads share the stored objects (no rebuilding) in new arrays", async () => {
+    const store = createInMemoryStore({ frozen: true });
+    const key = { sessionId: "a" };
+    const appended = new AIMessage({ content: "hi", tool_calls: [{ id: "c1", name: "f", args: { x: [1] } }] });
+    await store.append(key, [new HumanMessage("hello"), appended]);
+    const [first, second] = [await store.read(key), await store.read(key)];
+    expect(first).not.toBe(second);
+    expect(first[1]).toBe(second[1]);
+    expect(first[1]).not.toBe(appended); // what the caller appended stays the caller's
+    expect(Object.isFrozen((first[1] as AIMessage).tool_calls![0]!.args.x)).toBe(true);
+    expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
+  });
+
+  it("with frozen: true, serves a prompt + model chain turn after turn", async () => {
+    const prompt = ChatPromptTemplate.fromMessages([["system", "Be brief."], new MessagesPlaceholder("history"), ["human", "{question}"]]);
+    const store = createInMemoryStore({ frozen: true });
+    const chain = new RunnableWithMessageHistory({
+      runnable: prompt.pipe(new FakeListChatModel({ responses: ["one", "two", "three"] })),
+      store,
+      inputMessagesKey: "question",
+      historyMessagesKey: "history",
+    });
+    const config = { configurable: { sessionId: "a" } };
+    for (const question of ["q1", "q2"]) await chain.invoke({ question }, config);
+    const streamed = [];
+    for await (const chunk of await chain.stream({ question: "q3" }, config)) streamed.push(chunk);
+    expect(streamed.length).toBeGreaterThan(0);
+    const history = await store.read({ sessionId: "a" });
+    expect(transcript(history)).toEqual(["human: q1", "ai: one", "human: q2", "ai: two", "human: q3", "ai: three"]);
   });
 });
 

@@ -16,6 +16,11 @@ export interface StoreSuiteSetup {
   createPeer?(store: HistoryStore): Promise<HistoryStore>;
   /** A store whose sessions expire after `ttlSeconds`; needed when `capabilities.ttl` is true. */
   createStoreWithTtl?(ttlSeconds: number): Promise<HistoryStore>;
+  /**
+   * Reads hand out deeply frozen messages instead of copies (the in-memory store's
+   * `frozen` option): changing one must throw and change nothing stored.
+   */
+  frozenReads?: boolean;
   /** How many messages the large-session checks write. @default 2_000 */
   largeSessionSize?: number;
 }

@@ -6,3 +6,10 @@ runHistoryStoreSuite({
   createStore: async () => createInMemoryStore(),
   createStoreWithTtl: async (ttlSeconds) => createInMemoryStore({ ttlSeconds }),
 });
+
+runHistoryStoreSuite({
+  name: "in-memory (frozen)",
+  frozenReads: true,
+  createStore: async () => createInMemoryStore({ frozen: true }),
+  createStoreWithTtl: async (ttlSeconds) => createInMemoryStore({ ttlSeconds, frozen: true }),
+});

@@ -56,15 +56,27 @@ export function messagesSuite(setup: StoreSuiteSetup): void {
       expect(stored.slice(1).map((m) => m.content)).toEqual(odd);
     });
 
-    it("returns copies: changing what a read returned changes nothing stored", async () => {
+    const changes = setup.frozenReads ? "returns frozen messages in a new array: changing one throws" : "returns copies";
+    it(`${changes}: changing what a read returned changes nothing stored`, async () => {
       const key = randomKey();
-      await store().append(key, [new HumanMessage({ content: "x", additional_kwargs: { tags: ["a"] } })]);
+      await store().append(key, [new HumanMessage({ content: [{ type: "text", text: "x" }], additional_kwargs: { tags: ["a"] } })]);
       const first = await store().read(key);
-      (first[0]!.additional_kwargs.tags as string[]).push("mutated");
+      const message = first[0]! as HumanMessage & { content: { text: string }[] };
+      const edits = [
+        () => (message.additional_kwargs.tags as string[]).push("mutated"),
+        () => Object.assign(message.content[0]!, { text: "mutated" }),
+        () => Object.assign(message, { id: "mutated" }),
+      ];
+      for (const edit of edits) {
+        if (setup.frozenReads) expect(edit).toThrow(TypeError);
+        else edit();
+      }
       first.push(new HumanMessage("pushed"));
       const second = await store().read(key);
       expect(second).toHaveLength(1);
       expect(second[0]!.additional_kwargs.tags).toEqual(["a"]);
+      expect(second[0]!.content).toEqual([{ type: "text", text: "x" }]);
+      expect(second[0]!.id).toBeUndefined();
     });
 
     it("does not keep a reference to the appended messages", async () => {
