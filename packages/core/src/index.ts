@@ -67,5 +67,5 @@ export {
   type SaveErrorContext,
 } from "./runnable-with-message-history.js";
 export { loadPeerDependency } from "./load-peer.js";
-export { pollForLock } from "./lock-polling.js";
+export { type PolledLock, pollForLock } from "./lock-polling.js";
 export { memoryContext } from "./session-backend.js";

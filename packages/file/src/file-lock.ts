@@ -52,34 +52,34 @@ async function emptyAndOld(path: string): Promise<boolean> {
 export async function lockFile(path: string, key: SessionKey, options: LockOptions): Promise<TurnLock> {
   const owner = crypto.randomUUID();
   const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
-  await pollForLock(key, options, async () => {
-    try {
-      const handle = await open(path, "wx");
-      await handle.writeFile(JSON.stringify({ owner, expires: Date.now() + ttlMs, pid: process.pid, host: HOST } satisfies LockContent));
-      await handle.close();
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const held = await readLock(path);
-    if (held ? held.expires < Date.now() || holderDied(held) : await emptyAndOld(path)) {
-      const aside = `${path}.stale-${owner}`;
-      try {
-        await rename(path, aside);
-        await unlink(aside);
-      } catch {
-        // another process recovered it first
-      }
-    }
-    return false;
-  });
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
+  return pollForLock(key, options, {
+    take: () => tryLock(path, owner, ttlMs),
+    release: async () => {
       const held = await readLock(path);
       if (held?.owner === owner) await unlink(path).catch(() => {});
     },
-  };
+  });
+}
+
+/** One try at the lock file; a stale lock is recovered for the next try. */
+async function tryLock(path: string, owner: string, ttlMs: number): Promise<boolean> {
+  try {
+    const handle = await open(path, "wx");
+    await handle.writeFile(JSON.stringify({ owner, expires: Date.now() + ttlMs, pid: process.pid, host: HOST } satisfies LockContent));
+    await handle.close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const held = await readLock(path);
+  if (held ? held.expires < Date.now() || holderDied(held) : await emptyAndOld(path)) {
+    const aside = `${path}.stale-${owner}`;
+    try {
+      await rename(path, aside);
+      await unlink(aside);
+    } catch {
+      // another process recovered it first
+    }
+  }
+  return false;
 }

@@ -176,27 +176,29 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
    * Takes a lock field of a session document (creating the document if needed):
    * the filter matches only when the lock is free, expired or already this owner's,
    * so a busy lock makes the upsert collide on `_id` instead. Matching our own owner
-   * makes a try idempotent: a write the server applied but reported as failed (a lost
-   * reply; the compatible test server answers `null` when a release races the upsert)
-   * is picked up by the next poll instead of wedging the session until the lock
-   * expires. Returns the session as it is now.
+   * makes a try idempotent: a write the server applied but reported as failed is
+   * picked up by the next try instead of wedging the session until the lock expires.
+   *
+   * `updateOne`, not `findOneAndUpdate`: the compatible test server runs the latter
+   * as a separate read and write, so under contention two owners both took the lock
+   * (10 of 600 handoffs), while `updateOne` excluded (0 of 1,800). On a real mongod
+   * both are atomic; this costs the append one `findOne` there.
    */
-  async function takeLock(c: Collections, key: SessionKey, field: "lock" | "turn", owner: string, ttl: number): Promise<SessionDoc | undefined> {
-    const id = encodeSessionKey(key);
+  async function takeLock(c: Collections, key: SessionKey, field: "lock" | "turn", owner: string, ttl: number): Promise<boolean> {
     const now = Date.now();
     const free = { $or: [{ [field]: { $exists: false } }, { [field]: null }, { [`${field}.x`]: { $lt: now } }, { [`${field}.o`]: owner }] } as Filter<SessionDoc>;
     try {
-      const doc = await c.sessions.findOneAndUpdate(
-        { _id: id, ...free },
+      const { matchedCount, upsertedCount } = await c.sessions.updateOne(
+        { _id: encodeSessionKey(key), ...free },
         {
           $set: { [field]: { o: owner, x: now + ttl } },
           $setOnInsert: { k: { ...key }, kf: Object.keys(key).map((f) => `${f}=${key[f]}`), n: 0, e: expiry() },
         } as never,
-        { upsert: true, returnDocument: "after" },
+        { upsert: true },
       );
-      return doc ?? undefined;
+      return matchedCount + upsertedCount > 0;
     } catch (error) {
-      if (isDuplicate(error)) return undefined; // held by someone else
+      if (isDuplicate(error)) return false; // held by someone else
       throw error;
     }
   }
@@ -205,45 +207,31 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     await c.sessions.updateOne({ _id: id, [`${field}.o`]: owner } as Filter<SessionDoc>, { $set: { [field]: null } } as never);
   }
 
-  /**
-   * Polls `takeLock` until it succeeds. When waiting ends (timeout, abort, dead
-   * server) it releases in case a try was applied but reported as failed, so an
-   * abandoned owner never holds the session until its lock expires.
-   */
-  async function acquireLock(key: SessionKey, field: "lock" | "turn", owner: string, ttl: number, options: LockOptions): Promise<SessionDoc> {
-    let doc: SessionDoc | undefined;
-    try {
-      await pollForLock(key, options, async () => {
-        doc = await guarded((c) => takeLock(c, key, field, owner, ttl));
-        return doc !== undefined;
-      });
-    } catch (error) {
-      await guarded((c) => releaseLock(c, encodeSessionKey(key), field, owner)).catch(() => undefined);
-      throw error;
-    }
-    return doc as SessionDoc;
+  /** Takes a lock field for `owner`, polling. */
+  function acquireLock(key: SessionKey, field: "lock" | "turn", owner: string, ttl: number, options: LockOptions): Promise<TurnLock> {
+    return pollForLock(key, options, {
+      take: () => guarded((c) => takeLock(c, key, field, owner, ttl)),
+      release: () => guarded((c) => releaseLock(c, encodeSessionKey(key), field, owner)),
+    });
   }
 
   /** Appends of this store instance queue per session in process, so only other processes poll the lock. */
   const local = new SessionLocks();
 
-  /** Runs `body` holding the session's append lock. */
-  async function withAppendLock<T>(c: Collections, key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
+  /** Runs `body` holding the session's append lock: queued in this process, polled across processes. */
+  async function withAppendLock<T>(key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
     const releaseLocal = await local.acquire(encodeSessionKey(key));
     try {
-      return await withDatabaseLock(c, key, body);
+      const owner = crypto.randomUUID();
+      const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
+      try {
+        const doc = (await guarded((c) => c.sessions.findOne({ _id: encodeSessionKey(key) }))) as SessionDoc;
+        return await body(doc, owner);
+      } finally {
+        await lock.release();
+      }
     } finally {
       releaseLocal();
-    }
-  }
-
-  async function withDatabaseLock<T>(c: Collections, key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
-    const owner = crypto.randomUUID();
-    const doc = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
-    try {
-      return await body(doc, owner);
-    } finally {
-      await releaseLock(c, doc._id, "lock", owner);
     }
   }
 
@@ -304,7 +292,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
       if (payloads.length === 0) return { appended: true };
       return guarded((c) =>
-        withAppendLock(c, sessionKey, async (doc, owner) => {
+        withAppendLock(sessionKey, async (doc, owner) => {
           const n = await settle(c, doc);
           const marker = `${doc._id}\u0000${turnId}`;
           if (await c.turns.findOne({ _id: marker })) return { appended: false };
@@ -315,7 +303,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
             { ordered: true },
           );
           await c.turns.insertOne({ _id: marker, s: doc._id });
-          // The commit: the turn becomes visible, and the append lock is released in the same write.
+          // The commit, only while this owner still holds the append lock: the turn becomes visible.
           await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry() } });
           return { appended: true };
         }),
@@ -338,7 +326,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       stateName(name);
       const v = JSON.stringify(stateValue(value));
       await guarded((c) =>
-        withAppendLock(c, sessionKey, async (doc) => {
+        withAppendLock(sessionKey, async (doc) => {
           await settle(c, doc);
           await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
           await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry() } });
@@ -351,7 +339,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const oldest = trimCount(trimOptions);
       if (oldest === 0) return 0;
       return guarded((c) =>
-        withAppendLock(c, sessionKey, async (doc) => {
+        withAppendLock(sessionKey, async (doc) => {
           const n = await settle(c, doc);
           const base = doc.b ?? 0;
           const to = Math.min(n, base + oldest);
@@ -366,7 +354,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     async clear(key: SessionKey): Promise<void> {
       const sessionKey = createSessionKey(key);
       await guarded((c) =>
-        withAppendLock(c, sessionKey, async (doc) => {
+        withAppendLock(sessionKey, async (doc) => {
           await wipe(c, doc._id);
           await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0 } });
         }),
@@ -419,18 +407,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     },
 
     async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      const sessionKey = createSessionKey(key);
-      const owner = crypto.randomUUID();
       const ttl = Math.max(1, Math.round(lockOptions.ttlMs ?? 60_000));
-      await acquireLock(sessionKey, "turn", owner, ttl, lockOptions);
-      let released = false;
-      return {
-        async release() {
-          if (released) return;
-          released = true;
-          await guarded((c) => releaseLock(c, encodeSessionKey(sessionKey), "turn", owner));
-        },
-      };
+      return acquireLock(createSessionKey(key), "turn", crypto.randomUUID(), ttl, lockOptions);
     },
 
     async prune(): Promise<number> {

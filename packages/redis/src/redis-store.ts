@@ -241,15 +241,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const lockKey = layout.session(encodeSessionKey(sessionKey)).lock;
       const owner = crypto.randomUUID();
       const ttlMs = Math.max(1, Math.round(lockOptions.ttlMs ?? 60_000));
-      await pollForLock(sessionKey, lockOptions, () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK"));
-      let released = false;
-      return {
-        async release() {
-          if (released) return;
-          released = true;
-          await guarded((r) => RELEASE.run(r, [lockKey], [owner]));
-        },
-      };
+      return pollForLock(sessionKey, lockOptions, {
+        take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK"),
+        release: () => guarded((r) => RELEASE.run(r, [lockKey], [owner])).then(() => undefined),
+      });
     },
 
     async close(): Promise<void> {

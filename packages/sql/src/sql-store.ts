@@ -331,26 +331,21 @@ function wrapUnavailable(name: string, error: unknown): unknown {
  * (an owner token), and expiring after `ttlMs` if its owner dies. Times come from
  * the database's clock, so app servers with skewed clocks agree on expiry.
  */
-async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
+function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
   const id = encodeSessionKey(key);
   const owner = crypto.randomUUID();
   const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
-  await pollForLock(key, options, async () => {
-    const taken = await dialect.execute<number>({
-      kind: "run",
-      sql: `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
-       ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE ${t.locks}.expires_at <= ${dialect.nowMs}`,
-      params: [id, owner],
-    });
-    return taken === 1;
-  });
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
+  return pollForLock(key, options, {
+    take: async () =>
+      (await dialect.execute<number>({
+        kind: "run",
+        sql: `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
+         ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE ${t.locks}.expires_at <= ${dialect.nowMs}`,
+        params: [id, owner],
+      })) === 1,
+    release: async () => {
       await dialect.execute({ kind: "run", sql: `DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, params: [id, owner] });
     },
-  };
+  });
 }

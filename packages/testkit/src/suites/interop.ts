@@ -3,7 +3,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import type { BaseMessage } from "@langchain/core/messages";
 import { HumanMessage } from "@langchain/core/messages";
 import { FakeChatModel } from "@langchain/core/utils/testing";
-import { RunnableWithMessageHistory } from "@memoria/core";
+import { type HistoryStore, RunnableWithMessageHistory } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey, transcript } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
@@ -82,6 +82,27 @@ export function interopSuite(setup: StoreSuiteSetup): void {
         const third = await store().lock!(key, { waitMs: 0 });
         await third.release();
       }
+    });
+
+    it(`its cross-process turn lock never admits two holders: 4 contenders over two instances, 200 handoffs (skipped without a shared backend and lock)`, async (context) => {
+      if (!crossProcess() || !setup.createPeer) return context.skip();
+      const other = await setup.createPeer(store());
+      await withStores([other], async () => {
+        const key = randomKey();
+        let inside = 0;
+        let overlaps = 0;
+        const contender = async (instance: HistoryStore) => {
+          for (let round = 0; round < 50; round++) {
+            const held = await instance.lock!(key, { waitMs: 30_000 });
+            if (++inside > 1) overlaps++;
+            await new Promise((resolve) => setTimeout(resolve, Math.random() * 2));
+            inside--;
+            await held.release();
+          }
+        };
+        await Promise.all([store(), other, store(), other].map(contender));
+        expect(overlaps).toBe(0);
+      });
     });
 
     it(`its cross-process turn lock serializes turns across two store instances (skipped without a shared backend and lock)`, async (context) => {
