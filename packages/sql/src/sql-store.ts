@@ -88,23 +88,31 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
   /**
    * Creates or renews the session row, adding `count` to its sequence; returns the
-   * sequence's new end. An expired session starts afresh: its old rows go first.
-   * The row lock this takes orders concurrent writers of the session.
+   * sequence's new end. The row lock this takes orders concurrent writers of the
+   * session. An expired session starts afresh: the upsert leaves it alone (still
+   * locking it), its old rows go, and the upsert runs again, so the common case is
+   * one statement.
    */
   function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
-    yield* run(`DELETE FROM ${t.sessions} WHERE id = ? AND expires_at IS NOT NULL AND expires_at <= ${now}`, [id]);
     const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
-    const [row] = yield* all<{ next_seq: number | string }>(
-      `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
-       VALUES (?, ?, ?, ?, ${now}, ${expires})
-       ON CONFLICT (id) DO UPDATE SET
-         next_seq = ${t.sessions}.next_seq + excluded.next_seq,
-         message_count = ${t.sessions}.message_count + excluded.message_count,
-         updated_at = excluded.updated_at,
-         expires_at = excluded.expires_at
-       RETURNING next_seq`,
-      [id, JSON.stringify(key), count, count],
-    );
+    const upsert = () =>
+      all<{ next_seq: number | string }>(
+        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
+         VALUES (?, ?, ?, ?, ${now}, ${expires})
+         ON CONFLICT (id) DO UPDATE SET
+           next_seq = ${t.sessions}.next_seq + excluded.next_seq,
+           message_count = ${t.sessions}.message_count + excluded.message_count,
+           updated_at = excluded.updated_at,
+           expires_at = excluded.expires_at
+         WHERE ${alive(`${t.sessions}.expires_at`)}
+         RETURNING next_seq`,
+        [id, JSON.stringify(key), count, count],
+      );
+    let [row] = yield* upsert();
+    if (!row) {
+      yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+      [row] = yield* upsert();
+    }
     const end = Number(row?.next_seq);
     if (end === count) {
       // Possibly new (a session with only state also has end 0): its key fields, once.
