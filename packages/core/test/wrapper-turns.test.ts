@@ -239,13 +239,15 @@ describe("turns of one session", () => {
   it('rejects a second simultaneous turn with busySession: "reject"', async () => {
     const store = createInMemoryStore();
     const gate = deferred();
+    const entered = deferred();
     const model = RunnableLambda.from(async () => {
+      entered.resolve();
       await gate.promise;
       return "done";
     });
     const chain = new RunnableWithMessageHistory({ runnable: model, store, busySession: "reject" });
     const first = chain.invoke("one", session("s"));
-    await new Promise((r) => setTimeout(r, 5));
+    await entered.promise; // the first turn holds the session now
     const error = await chain.invoke("two", session("s")).catch((e: unknown) => e);
     expect(SessionBusyError.isInstance(error)).toBe(true);
     gate.resolve();
@@ -256,17 +258,19 @@ describe("turns of one session", () => {
   it('lets turns overlap with busySession: "proceed"', async () => {
     const store = createInMemoryStore();
     const gate = deferred();
+    const bothInside = deferred();
     let running = 0;
     let most = 0;
     const model = RunnableLambda.from(async () => {
       most = Math.max(most, ++running);
+      if (running === 2) bothInside.resolve();
       await gate.promise;
       running--;
       return "done";
     });
     const chain = new RunnableWithMessageHistory({ runnable: model, store, busySession: "proceed" });
     const turns = [chain.invoke("one", session("s")), chain.invoke("two", session("s"))];
-    await new Promise((r) => setTimeout(r, 10));
+    await bothInside.promise; // never resolves, and the test times out, if the second turn waited
     gate.resolve();
     await Promise.all(turns);
     expect(most).toBe(2);
