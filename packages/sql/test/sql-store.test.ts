@@ -1,13 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HumanMessage } from "@langchain/core/messages";
-import { MemoriaError } from "@memoria/core";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
 import { freePort } from "@memoria/testkit/servers";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
+import { type PgPoolLike, SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-sql-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -123,6 +124,46 @@ describe("postgres specifics", () => {
     const { rows } = await pool.query("SELECT 1 AS ok");
     expect(rows).toEqual([{ ok: 1 }]);
     await pool.end();
+  });
+
+  it("a turn costs the same 8 round trips at 10 and at 2,000 stored messages", async () => {
+    const real = new pg.Pool({ connectionString, max: 4 });
+    const sent: string[] = [];
+    const note = (sql: string) => sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+    const pool: PgPoolLike = {
+      query: (sql, params) => (note(sql), real.query(sql, params)),
+      connect: async () => {
+        const client = await real.connect();
+        return { query: (sql, params) => (note(sql), client.query(sql, params)), release: (error) => client.release(error) };
+      },
+      end: () => real.end(),
+    };
+    const store = createPostgresStore({ pool });
+    const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: { name: "last-20", load: ({ read }) => read({ last: 20 }) } });
+    await chain.invoke("warm up: creates the schema", { configurable: key() });
+    const costs: string[][] = [];
+    for (const size of [10, 2_000]) {
+      const sessionId = `cost-${size}-${crypto.randomUUID()}`;
+      await store.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
+      sent.length = 0;
+      await chain.invoke("q", { configurable: { sessionId } });
+      costs.push([...sent]);
+    }
+    // Lock, read the window, the append's transaction (session upsert, turn id, messages), unlock.
+    expect(costs[0]).toEqual([
+      "INSERT INTO memoria_locks",
+      "SELECT payload::text AS",
+      "BEGIN",
+      "INSERT INTO memoria_sessions",
+      "INSERT INTO memoria_turns",
+      "INSERT INTO memoria_messages",
+      "COMMIT",
+      "DELETE FROM memoria_locks",
+    ]);
+    expect(costs[1]).toEqual(costs[0]);
+    await store.close();
+    await real.end();
   });
 
   it("fails fast with STORE_UNAVAILABLE when the server is down", async () => {
