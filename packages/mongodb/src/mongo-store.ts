@@ -220,19 +220,37 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
   /** Runs `body` holding the session's append lock: queued in this process, polled across processes. */
   async function withAppendLock<T>(key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
-    const releaseLocal = await local.acquire(encodeSessionKey(key));
+    const id = encodeSessionKey(key);
+    const releaseLocal = await local.acquire(id);
     try {
-      const owner = crypto.randomUUID();
-      const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
-      try {
-        const doc = (await guarded((c) => c.sessions.findOne({ _id: encodeSessionKey(key) }))) as SessionDoc;
-        return await body(doc, owner);
-      } finally {
-        await lock.release();
+      for (;;) {
+        const owner = crypto.randomUUID();
+        const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
+        try {
+          const doc = await guarded((c) => c.sessions.findOne({ _id: id }));
+          // Gone between the lock and the read (a `delete` by key field takes no lock): take it again, which recreates it.
+          if (doc) return await body(doc, owner);
+        } finally {
+          await lock.release();
+        }
       }
     } finally {
       releaseLocal();
     }
+  }
+
+  /**
+   * Erases a session (its messages, turn markers, state and document) under its
+   * append lock, so no append in flight can leave messages behind it, if `doomed`
+   * still says so once the lock is held. True when it erased.
+   */
+  async function erase(c: Collections, found: SessionDoc, doomed: (current: SessionDoc) => boolean): Promise<boolean> {
+    return withAppendLock(createSessionKey(found.k), async (current) => {
+      if (!doomed(current)) return false;
+      await wipe(c, current._id);
+      await c.sessions.deleteOne({ _id: current._id });
+      return true;
+    });
   }
 
   /** Deletes everything of a session but its document. */
@@ -391,12 +409,11 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       requireFilterField(match);
       const fields = Object.keys(match).map((f) => `${f}=${match[f]}`);
       return guarded(async (c) => {
-        const doomed = await c.sessions.find({ kf: { $all: fields } }, { projection: { _id: 1, e: 1 } }).toArray();
+        const doomed = (await c.sessions.find({ kf: { $all: fields } }, { projection: { k: 1, e: 1 } }).toArray()) as SessionDoc[];
         let deleted = 0;
-        for (const doc of doomed as SessionDoc[]) {
-          await wipe(c, doc._id);
-          const { deletedCount } = await c.sessions.deleteOne({ _id: doc._id });
-          if (deletedCount && alive(doc)) deleted++;
+        for (const doc of doomed) {
+          await erase(c, doc, () => true);
+          if (alive(doc)) deleted++;
         }
         return deleted;
       });
@@ -413,12 +430,13 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
     async prune(): Promise<number> {
       return guarded(async (c) => {
-        const expired = (await c.sessions.find({ e: { $ne: null, $lte: Date.now() } }, { projection: { _id: 1 } }).toArray()) as { _id: string }[];
+        const expired = (await c.sessions.find({ e: { $ne: null, $lte: Date.now() } }, { projection: { k: 1 } }).toArray()) as SessionDoc[];
+        let pruned = 0;
         for (const doc of expired) {
-          await wipe(c, doc._id);
-          await c.sessions.deleteOne({ _id: doc._id, e: { $ne: null, $lte: Date.now() } });
+          // An append may have renewed it since the query: only a session still expired under the lock goes.
+          if (await erase(c, doc, (current) => !alive(current))) pruned++;
         }
-        return expired.length;
+        return pruned;
       });
     },
 
