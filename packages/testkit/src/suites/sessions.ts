@@ -2,7 +2,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import type { SessionKey } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey, transcript } from "../fixtures.js";
-import { useStore } from "../harness.js";
+import { useStore, withStores } from "../harness.js";
 import type { StoreSuiteSetup } from "../types.js";
 
 /** Keys that try to escape a path, a key prefix or a query, or to collide. */
@@ -124,6 +124,25 @@ export function sessionsSuite(setup: StoreSuiteSetup): void {
       expect((await store().list({ userId: user })).sessions).toEqual([]);
       expect(await store().count(keep)).toBe(2);
       expect(await store().delete({ userId: user })).toBe(0);
+    });
+
+    it("erases consistently while appends race it: whole turns remain, and count matches what reads back", async () => {
+      const eraser = setup.createPeer ? await setup.createPeer(store()) : store();
+      await withStores(eraser === store() ? [] : [eraser], async () => {
+        const userId = `erase-${crypto.randomUUID()}`;
+        const key = { userId, conversationId: "c" };
+        for (let round = 0; round < 10; round++) {
+          await Promise.all([
+            ...Array.from({ length: 4 }, (_, i) => store().append(key, numbered(2, 10 * round + 2 * i))),
+            eraser.delete({ userId }),
+          ]);
+          const stored = transcript(await store().read(key));
+          expect(await store().count(key)).toBe(stored.length);
+          for (let i = 0; i < stored.length; i += 2) {
+            expect(Number(stored[i + 1]?.slice("human: m".length))).toBe(Number(stored[i]!.slice("human: m".length)) + 1);
+          }
+        }
+      });
     });
 
     it("refuses to erase with an empty filter", async () => {
