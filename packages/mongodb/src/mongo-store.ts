@@ -223,16 +223,16 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     const id = encodeSessionKey(key);
     const releaseLocal = await local.acquire(id);
     try {
-      for (;;) {
-        const owner = crypto.randomUUID();
-        const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
-        try {
-          const doc = await guarded((c) => c.sessions.findOne({ _id: id }));
-          // Gone between the lock and the read (a `delete` by key field takes no lock): take it again, which recreates it.
-          if (doc) return await body(doc, owner);
-        } finally {
-          await lock.release();
-        }
+      const owner = crypto.randomUUID();
+      const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
+      try {
+        // Taking the lock upserted the document, and erasure holds this lock too, so
+        // it is there unless the lock expired under a stall of more than 30 s.
+        const doc = await guarded((c) => c.sessions.findOne({ _id: id }));
+        if (!doc) throw new MemoriaError("STORE_UNAVAILABLE", `The append lock of session ${id} expired while held; nothing was written.`);
+        return await body(doc, owner);
+      } finally {
+        await lock.release();
       }
     } finally {
       releaseLocal();
