@@ -95,9 +95,14 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const sessions = new Map<string, Session>();
   let closed = false;
   const keep: (message: EncodedMessage) => Kept = options.frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
-  const give: (kept: Kept[]) => BaseMessage[] = options.frozen
-    ? (kept) => kept.slice() as BaseMessage[]
-    : (kept) => kept.map((message) => decodeMessage(message));
+  /** A new array of the messages from index `from` on: the frozen objects themselves, or decoded copies. */
+  const give: (kept: Kept[], from: number) => BaseMessage[] = options.frozen
+    ? (kept, from) => kept.slice(from) as BaseMessage[]
+    : (kept, from) => {
+        const copies: BaseMessage[] = [];
+        for (let i = from; i < kept.length; i++) copies.push(decodeMessage(kept[i]));
+        return copies;
+      };
 
   function ensureOpen(): void {
     if (closed) throw new StoreClosedError("in-memory");
@@ -144,8 +149,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const id = encodeSessionKey(createSessionKey(key));
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
-      const window = last === undefined ? messages : last === 0 ? [] : messages.slice(-last);
-      return give(window);
+      return give(messages, last === undefined ? 0 : Math.max(0, messages.length - last));
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
