@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "STORE_UNAVAILABLE",
   "STORE_CLOSED",
   "LOCK_TIMEOUT",
+  "LOCK_LOST",
   "CORRUPT_DATA",
   "MISSING_DEPENDENCY",
 ] as const;
@@ -105,20 +106,58 @@ export class SessionBusyError extends MemoriaError {
   }
 }
 
-/** The turn ran, but its messages could not be saved. Nothing of the turn was stored. */
+/**
+ * What a failed write left behind: `"not-stored"` when nothing was written;
+ * `"unknown"` when the request may have reached the server before the connection
+ * was lost or timed out, so it may have been applied. Either way, retrying with the
+ * same turn id stores the turn exactly once.
+ */
+export type WriteOutcome = "not-stored" | "unknown";
+
+/** A server could not be reached, timed out, or refused the write (a full disk). */
+export class StoreUnavailableError extends MemoriaError {
+  /** For a write: whether it may have been applied. */
+  readonly outcome: WriteOutcome;
+
+  constructor(message: string, options: { cause?: unknown; outcome?: WriteOutcome } = {}) {
+    super("STORE_UNAVAILABLE", message, { cause: options.cause });
+    this.outcome = options.outcome ?? "unknown";
+  }
+
+  static override isInstance(error: unknown): error is StoreUnavailableError {
+    return MemoriaError.hasCode(error, "STORE_UNAVAILABLE");
+  }
+}
+
+/** What a failed write left behind, judged from the error it failed with. */
+export function writeOutcomeOf(error: unknown): WriteOutcome {
+  if (MemoriaError.hasCode(error, "STORE_UNAVAILABLE")) return (error as { outcome?: WriteOutcome }).outcome ?? "unknown";
+  return "not-stored";
+}
+
+/**
+ * The turn ran, but its messages could not be saved. `outcome` says whether
+ * anything may have been stored; a retry with the same `turnId`
+ * (`configurable.turnId`) stores the turn exactly once either way.
+ */
 export class SaveError extends MemoriaError {
   readonly sessionKey: SessionKey;
   readonly turnId: string;
+  readonly outcome: WriteOutcome;
 
   constructor(sessionKey: SessionKey, turnId: string, cause: unknown) {
+    const outcome = writeOutcomeOf(cause);
     super(
       "SAVE_FAILED",
       `Saving turn ${turnId} of session ${JSON.stringify(sessionKey)} failed: ${describe(cause)}. ` +
-        "Nothing of this turn was stored; the call can be retried.",
+        (outcome === "not-stored"
+          ? "Nothing of this turn was stored; the call can be retried."
+          : `The store may have applied it before failing; retry with configurable.turnId = ${JSON.stringify(turnId)} to store it exactly once.`),
       { cause },
     );
     this.sessionKey = sessionKey;
     this.turnId = turnId;
+    this.outcome = outcome;
   }
 
   static override isInstance(error: unknown): error is SaveError {
@@ -137,6 +176,39 @@ export class LockTimeoutError extends MemoriaError {
     );
     this.sessionKey = sessionKey;
   }
+}
+
+/**
+ * A write was refused because the turn lock it was made under is no longer held:
+ * it expired and another turn took the session, or the session was erased. Nothing
+ * was written; the turn that lost its lock must not be stored after the one that
+ * replaced it.
+ */
+export class LockLostError extends MemoriaError {
+  readonly sessionKey: SessionKey;
+
+  constructor(sessionKey: SessionKey) {
+    super(
+      "LOCK_LOST",
+      `The turn lock of session ${JSON.stringify(sessionKey)} was lost (it expired and another turn took it, or the session was erased); nothing was written. ` +
+        "Run the turn again: it will see what happened since.",
+    );
+    this.sessionKey = sessionKey;
+  }
+
+  static override isInstance(error: unknown): error is LockLostError {
+    return MemoriaError.hasCode(error, "LOCK_LOST");
+  }
+}
+
+/** Rejects with `onTimeout()` when `promise` has not settled after `ms` (undefined or 0: never). */
+export function withTimeout<T>(promise: Promise<T>, ms: number | undefined, onTimeout: () => Error): Promise<T> {
+  if (!ms) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function describe(cause: unknown): string {

@@ -14,13 +14,25 @@ export interface ReadOptions {
   last?: number;
 }
 
-export interface AppendOptions {
+export interface AppendOptions extends FencedWriteOptions {
   /**
    * Tags the appended messages as one turn. A second append with a turn id the
    * session already holds stores nothing and resolves with `appended: false`.
    * @default a fresh random id (no deduplication)
    */
   turnId?: string;
+}
+
+export interface FencedWriteOptions {
+  /**
+   * The turn lock this write is made under (fencing): the store checks, in the
+   * same atomic step as the write, that this lock still holds the session, and
+   * otherwise refuses with `LockLostError` and writes nothing. So a turn whose lock
+   * expired, or whose session was erased meanwhile, can never write after another
+   * turn (or the erasure) began.
+   * @default no check
+   */
+  lock?: TurnLock;
 }
 
 export interface AppendResult {
@@ -52,15 +64,37 @@ export interface StoreCapabilities {
 }
 
 export interface LockOptions {
-  /** How long the lock lives if its holder dies without releasing it. @default 60_000 */
+  /**
+   * The lease: how long the lock outlives its holder if the holder dies. A live
+   * holder renews it every third of this, however long its turn runs.
+   * @default 10_000
+   */
   ttlMs?: number;
-  /** How long to wait for a busy lock before `LockTimeoutError`. @default 30_000 */
+  /**
+   * How long to wait for a busy lock before `LockTimeoutError`. Longer than the
+   * lease by default, so a lock left by a crashed process delays the next turn
+   * instead of failing it.
+   * @default 30_000
+   */
   waitMs?: number;
   signal?: AbortSignal;
 }
 
-/** A held turn lock. `release` is safe to call twice. */
+/** The lease of a turn lock when none is given. */
+export const DEFAULT_LOCK_TTL_MS = 10_000;
+/** How long a turn waits for a busy lock when not told. */
+export const DEFAULT_LOCK_WAIT_MS = 30_000;
+
+/**
+ * A held turn lock: a lease, renewed while held, with a fencing token. Pass it to
+ * `append` / `setState` (`{ lock }`) so a write after the lock was lost is refused.
+ */
 export interface TurnLock {
+  /** This holder's token: what the store compares at a fenced write. */
+  readonly token: string;
+  /** True once a renewal found the lock taken by another holder, or could not renew it before the lease ran out. */
+  readonly lost: boolean;
+  /** Stops renewing and gives the lock back. Safe to call twice; never rejects (a lock that cannot be released expires). */
   release(): Promise<void>;
 }
 
@@ -79,13 +113,18 @@ export interface HistoryStore {
   read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]>;
   /** Appends all of `messages` or none of them. */
   append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult>;
-  /** Removes the session's messages. */
+  /** Removes the session's messages and state, and its turn lock: a turn in flight can no longer save into it. */
   clear(key: SessionKey): Promise<void>;
   /** How many messages the session holds. */
   count(key: SessionKey): Promise<number>;
   /** Sessions whose key matches every field of `filter`, a page at a time. */
   list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage>;
-  /** Erases every session matching `filter` (at least one field); returns how many. */
+  /**
+   * Erases every session matching `filter` (at least one field); returns how many.
+   * Their turn locks go too, so a turn in flight on an erased session is refused
+   * when it saves (`LockLostError`) and nothing derived from the erased data is
+   * written back.
+   */
   delete(filter: SessionKeyFilter): Promise<number>;
   /**
    * Derived state a memory strategy keeps for the session (a running summary, the
@@ -94,7 +133,7 @@ export interface HistoryStore {
    */
   getState(key: SessionKey, name: string): Promise<JsonValue | undefined>;
   /** Stores (replaces) a state value; a session with state but no messages exists, with a count of 0. */
-  setState(key: SessionKey, name: string, value: JsonValue): Promise<void>;
+  setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void>;
   /** The session as a LangChain `BaseListChatMessageHistory`. */
   history(key: SessionKey): BaseListChatMessageHistory;
   /**

@@ -3,11 +3,14 @@ import { MemoriaError } from "./errors.js";
 import {
   type AppendOptions,
   type AppendResult,
+  type FencedWriteOptions,
   type HistoryStore,
   type ListOptions,
+  type LockOptions,
   type ReadOptions,
   type SessionPage,
   StoreClosedError,
+  type TurnLock,
   listLimit,
   readWindow,
   requireFilterField,
@@ -17,6 +20,7 @@ import {
   turnIdOf,
 } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
+import { LocalLeases } from "./local-leases.js";
 import { type EncodedMessage, decodeMessage, encodeMessages } from "./message-codec.js";
 import {
   type SessionKey,
@@ -93,6 +97,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const maxSessions = positiveInteger("maxSessions", options.maxSessions, 10_000) as number;
   const ttlSeconds = positiveInteger("ttlSeconds", options.ttlSeconds, undefined);
   const sessions = new Map<string, Session>();
+  const leases = new LocalLeases();
   let closed = false;
   const keep: (message: EncodedMessage) => Kept = options.frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
   /** A new array of the messages from index `from` on: the frozen objects themselves, or decoded copies. */
@@ -158,6 +163,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const turnId = turnIdOf(appendOptions);
       const encoded = encodeMessages(messages);
       const id = encodeSessionKey(sessionKey);
+      leases.check(id, sessionKey, appendOptions);
       const existing = touch(id);
       if (existing?.turnIds.has(turnId)) return { appended: false };
       const session = existing ?? open(sessionKey, id);
@@ -173,13 +179,15 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       return value === undefined ? undefined : cloneJson(value);
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       const checked = stateValue(value);
+      const checkedName = stateName(name);
       const id = encodeSessionKey(sessionKey);
+      leases.check(id, sessionKey, writeOptions);
       const session = touch(id) ?? open(sessionKey, id);
-      session.state.set(stateName(name), checked);
+      session.state.set(checkedName, checked);
       renew(session);
     },
 
@@ -192,7 +200,9 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
     async clear(key: SessionKey): Promise<void> {
       ensureOpen();
-      sessions.delete(encodeSessionKey(createSessionKey(key)));
+      const id = encodeSessionKey(createSessionKey(key));
+      sessions.delete(id);
+      leases.drop(id);
     },
 
     async count(key: SessionKey): Promise<number> {
@@ -223,11 +233,19 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       let deleted = 0;
       for (const session of live()) {
         if (keyMatches(session.key, match)) {
-          sessions.delete(encodeSessionKey(session.key));
+          const id = encodeSessionKey(session.key);
+          sessions.delete(id);
+          leases.drop(id);
           deleted++;
         }
       }
       return deleted;
+    },
+
+    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      return leases.lock(encodeSessionKey(sessionKey), sessionKey, lockOptions);
     },
 
     history(key: SessionKey) {
@@ -237,6 +255,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     async close(): Promise<void> {
       closed = true;
       sessions.clear();
+      leases.clear();
     },
   };
 

@@ -2,11 +2,16 @@ export {
   ERROR_CODES,
   InvalidMessageError,
   InvalidSessionKeyError,
+  LockLostError,
   LockTimeoutError,
   MemoriaError,
   type MemoriaErrorCode,
   SaveError,
   SessionBusyError,
+  StoreUnavailableError,
+  type WriteOutcome,
+  withTimeout,
+  writeOutcomeOf,
 } from "./errors.js";
 export {
   DEFAULT_SESSION_FIELDS,
@@ -35,6 +40,9 @@ export {
   type AppendOptions,
   type AppendResult,
   DEFAULT_LIST_LIMIT,
+  DEFAULT_LOCK_TTL_MS,
+  DEFAULT_LOCK_WAIT_MS,
+  type FencedWriteOptions,
   type HistoryStore,
   type ListOptions,
   type LockOptions,
@@ -67,5 +75,6 @@ export {
   type SaveErrorContext,
 } from "./runnable-with-message-history.js";
 export { loadPeerDependency } from "./load-peer.js";
-export { type PolledLock, pollForLock } from "./lock-polling.js";
+export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
+export { LocalLeases } from "./local-leases.js";
 export { memoryContext } from "./session-backend.js";

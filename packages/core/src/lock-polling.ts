@@ -1,11 +1,13 @@
-import { LockTimeoutError } from "./errors.js";
-import type { LockOptions, TurnLock } from "./history-store.js";
+import { LockTimeoutError, MemoriaError } from "./errors.js";
+import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type TurnLock } from "./history-store.js";
 import type { SessionKey } from "./session-key.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A lock that one owner takes by a conditional write (a row upsert, `SET NX`, a file created exclusively). */
 export interface PolledLock {
+  /** The owner's token, written by `take` and compared by `renew`, `release` and fenced writes. */
+  readonly owner: string;
   /**
    * One try: true when this owner now holds the lock. Where the backend can answer
    * that a try failed although it applied it, the try must also match the owner's
@@ -14,6 +16,72 @@ export interface PolledLock {
   take(): Promise<boolean>;
   /** Gives the lock back if this owner holds it, and does nothing otherwise. */
   release(): Promise<void>;
+  /**
+   * Extends the lease by the TTL if this owner still holds the lock; false when it
+   * does not (another owner took it after it expired, or it was erased).
+   */
+  renew(): Promise<boolean>;
+}
+
+/** Checks the TTL and wait of lock options, returning them with defaults filled in. */
+export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number } {
+  const ttlMs = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
+  const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
+  if (!Number.isFinite(ttlMs) || ttlMs < 1) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
+  if (!Number.isFinite(waitMs) || waitMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
+  return { ttlMs: Math.round(ttlMs), waitMs };
+}
+
+/**
+ * A held lock as a lease: renewed every third of its TTL while held, so a turn of
+ * any length keeps it. A renewal that finds another owner, or that cannot reach the
+ * backend before the lease ends, marks it `lost` and stops; the store's fenced
+ * write then refuses the turn, so losing a lock is never silent.
+ */
+class Lease implements TurnLock {
+  #lost = false;
+  #released = false;
+  #timer: ReturnType<typeof setInterval>;
+  #confirmedAt = Date.now();
+
+  constructor(
+    private readonly lock: PolledLock,
+    private readonly ttlMs: number,
+  ) {
+    this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(ttlMs / 3)));
+    this.#timer.unref?.();
+  }
+
+  get token(): string {
+    return this.lock.owner;
+  }
+
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  async #renew(): Promise<void> {
+    if (this.#released || this.#lost) return;
+    const asked = Date.now();
+    try {
+      if (await this.lock.renew()) this.#confirmedAt = asked;
+      else this.#lose();
+    } catch {
+      if (Date.now() - this.#confirmedAt >= this.ttlMs) this.#lose(); // unreachable for a whole lease
+    }
+  }
+
+  #lose(): void {
+    this.#lost = true;
+    clearInterval(this.#timer);
+  }
+
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    clearInterval(this.#timer);
+    await this.lock.release().catch(() => undefined); // a lock that cannot be released expires with its lease
+  }
 }
 
 /**
@@ -22,10 +90,10 @@ export interface PolledLock {
  * `options.waitMs`, the signal's reason when it aborts, or what `take` threw; in
  * each case it first calls `release`, in case a try was applied although it
  * failed or its reply was lost, so an abandoned try never holds the session until
- * the lock expires. Returns a `TurnLock` whose `release` is safe to call twice.
+ * the lock expires. Returns the held lock as a renewed lease.
  */
 export async function pollForLock(sessionKey: SessionKey, options: LockOptions, lock: PolledLock): Promise<TurnLock> {
-  const waitMs = options.waitMs ?? 30_000;
+  const { ttlMs, waitMs } = lockTimes(options);
   const deadline = Date.now() + waitMs;
   let delay = 2;
   try {
@@ -41,12 +109,5 @@ export async function pollForLock(sessionKey: SessionKey, options: LockOptions, 
     await lock.release().catch(() => undefined);
     throw error;
   }
-  let released = false;
-  return {
-    async release() {
-      if (released) return;
-      released = true;
-      await lock.release();
-    },
-  };
+  return new Lease(lock, ttlMs);
 }

@@ -1,10 +1,10 @@
 import type { CallbackManagerForChainRun } from "@langchain/core/callbacks/manager";
 import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
-import { AIMessage, type BaseMessage, type BaseMessageLike } from "@langchain/core/messages";
+import type { BaseMessage, BaseMessageLike } from "@langchain/core/messages";
 import { Runnable, type RunnableConfig, mergeConfigs, patchConfig } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, SaveError, SessionBusyError } from "./errors.js";
-import type { HistoryStore, LockOptions, TurnLock } from "./history-store.js";
+import { type HistoryStore, type LockOptions, type TurnLock, turnIdOf } from "./history-store.js";
 import { type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
@@ -18,6 +18,9 @@ import {
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
 import { type TurnKeys, inputMessagesOf, outputMessagesOf, withHistory } from "./turn-io.js";
+import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
+
+export type { IncompleteTurnPolicy, SaveErrorContext } from "./turn.js";
 
 /**
  * What the wrapper accepts, whatever the wrapped runnable takes: a string (a human
@@ -29,26 +32,11 @@ export type HistoryInput = string | BaseMessage | BaseMessageLike[] | Record<str
 /** What a second turn does when its session is already running one. */
 export type BusySessionPolicy = "wait" | "reject" | "proceed";
 
-/**
- * What of a turn is stored when it does not complete:
- * - `"nothing"`: the turn leaves no trace;
- * - `"input"`: the turn's input messages only;
- * - `"partial"`: the input, and the output streamed so far (as one message, marked
- *   `response_metadata.memoria_partial`); outside streaming, the same as `"input"`.
- */
-export type IncompleteTurnPolicy = "nothing" | "input" | "partial";
 
 export type MessageHistoryFactory = (
   ...sessionValues: string[]
 ) => BaseChatMessageHistory | BaseListChatMessageHistory | Promise<BaseChatMessageHistory | BaseListChatMessageHistory>;
 
-/** Passed to `onSaveError` along with the error. */
-export interface SaveErrorContext {
-  sessionKey: SessionKey;
-  turnId: string;
-  /** The messages that could not be stored. */
-  messages: readonly BaseMessage[];
-}
 
 export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends TurnKeys {
   /**
@@ -83,6 +71,13 @@ export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends Tu
    * save rejects the call with `SaveError` (nothing of the turn is stored).
    */
   onSaveError?: (error: SaveError, context: SaveErrorContext) => void | Promise<void>;
+  /**
+   * Receives a failure of the memory strategy's work after a stored turn (a
+   * summary or entity update). The call still resolves, since its turn is stored;
+   * strategies catch up on the next turn. Without it, the failure is reported as a
+   * process warning (`process.emitWarning`).
+   */
+  onMemoryError?: (error: unknown, context: SaveErrorContext) => void | Promise<void>;
 }
 
 const locksByBackend = new WeakMap<object, SessionLocks>();
@@ -93,24 +88,6 @@ function locksFor(identity: object): SessionLocks {
     locksByBackend.set(identity, locks);
   }
   return locks;
-}
-
-/** A streamed output that never completed, as one message flagged partial. */
-function markPartial(messages: BaseMessage[], reason: "cancelled" | "failed"): BaseMessage[] {
-  return messages.map((message) => {
-    if (message.getType() !== "ai") return message;
-    const ai = message as AIMessage;
-    return new AIMessage({
-      content: ai.content,
-      id: ai.id,
-      name: ai.name,
-      additional_kwargs: ai.additional_kwargs,
-      response_metadata: { ...ai.response_metadata, memoria_partial: reason },
-      tool_calls: ai.tool_calls,
-      invalid_tool_calls: ai.invalid_tool_calls,
-      usage_metadata: ai.usage_metadata,
-    });
-  });
 }
 
 /**
@@ -137,6 +114,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   readonly #config: RunnableConfig;
   readonly #lockOptions: LockOptions;
   readonly #onSaveError?: RunnableWithMessageHistoryInput<RunOutput>["onSaveError"];
+  readonly #onMemoryError?: RunnableWithMessageHistoryInput<RunOutput>["onMemoryError"];
 
   static override lc_name() {
     return "RunnableWithMessageHistory";
@@ -161,6 +139,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     this.#config = fields.config ?? {};
     this.#lockOptions = fields.lockOptions ?? {};
     this.#onSaveError = fields.onSaveError;
+    this.#onMemoryError = fields.onMemoryError;
   }
 
   override async invoke(input: RunInput, options?: Partial<RunnableConfig>): Promise<RunOutput> {
@@ -230,13 +209,16 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const sessionKey = sessionKeyFromConfig(config.configurable, this.sessionFields, {
       [this.inputMessagesKey ?? "input"]: "hello",
     });
+    const turnId = turnIdOf({ turnId: config.configurable?.turnId });
     const inputMessages = inputMessagesOf(input, this);
-    const backend = await this.#backend(sessionKey);
-    if (backend.store) encodeMessages(inputMessages); // refuse unstorable input before the model runs
-    const release = await this.#lock(backend, sessionKey, config.signal);
+    const unfenced = await this.#backend(sessionKey);
+    if (unfenced.store) encodeMessages(inputMessages); // refuse unstorable input before the model runs
+    const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
+      const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
       const history = await this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
-      return new Turn(this, backend, sessionKey, config, inputMessages, withHistory(input, history, inputMessages, this), release);
+      const runnableInput = withHistory(input, history, inputMessages, this);
+      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, release);
     } catch (error) {
       await release();
       throw error;
@@ -251,8 +233,14 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     return historyBackend(history, factory, sessionKey);
   }
 
-  async #lock(backend: Backend, sessionKey: SessionKey, signal?: AbortSignal): Promise<() => Promise<void>> {
-    if (this.busySession === "proceed") return async () => {};
+  /**
+   * Takes the session's turn lock: queued in this process, then the store's lease
+   * (renewed while the turn runs, and fencing its writes). Releasing never
+   * rejects: a stored turn must not turn into a failed call because a lock could not
+   * be given back (it expires on its own).
+   */
+  async #lock(backend: Backend, sessionKey: SessionKey, signal?: AbortSignal): Promise<{ release: () => Promise<void>; storeLock?: TurnLock }> {
+    if (this.busySession === "proceed") return { release: async () => {} };
     const locks = locksFor(backend.identity);
     const id = encodeSessionKey(sessionKey);
     if (this.busySession === "reject" && locks.isBusy(id)) throw new SessionBusyError(sessionKey);
@@ -268,13 +256,16 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       if (this.busySession === "reject" && MemoriaError.hasCode(error, "LOCK_TIMEOUT")) throw new SessionBusyError(sessionKey);
       throw error;
     }
-    return async () => {
+    const release = async () => {
       try {
         await storeLock?.release();
+      } catch {
+        // expires with its lease; fencing keeps it harmless meanwhile
       } finally {
         releaseLocal();
       }
     };
+    return { release, storeLock };
   }
 
   /** @internal Stores a turn's messages, or hands the failure to `onSaveError`. */
@@ -282,60 +273,15 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     if (!this.#onSaveError) throw error;
     await this.#onSaveError(error, context);
   }
-}
 
-/** One turn in flight: knows exactly what it adds, so nothing is found by re-reading. */
-/** What a turn needs of the wrapper that runs it. */
-interface TurnOwner extends TurnKeys {
-  readonly memory: MemoryStrategy;
-  _report(error: SaveError, context: SaveErrorContext): Promise<void>;
-}
-
-class Turn {
-  readonly turnId = crypto.randomUUID();
-  #released = false;
-
-  constructor(
-    private readonly owner: TurnOwner,
-    private readonly backend: Backend,
-    readonly sessionKey: SessionKey,
-    private readonly config: RunnableConfig,
-    readonly inputMessages: BaseMessage[],
-    readonly runnableInput: unknown,
-    private readonly releaseLock: () => Promise<void>,
-  ) {}
-
-  async save(outputMessages: BaseMessage[], turnError?: unknown): Promise<void> {
-    if (this.owner.memory.readonly) return; // a read-only view stores nothing
-    const messages = [...this.inputMessages, ...outputMessages];
+  /** @internal The strategy failed after a stored turn: reported, never turned into a failed call. */
+  async _reportMemoryError(error: unknown, context: SaveErrorContext): Promise<void> {
     try {
-      await this.backend.save(messages, this.turnId);
-    } catch (cause) {
-      const error = new SaveError(this.sessionKey, this.turnId, cause);
-      if (turnError !== undefined) Object.assign(error, { turnError });
-      await this.owner._report(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
-      return;
+      if (this.#onMemoryError) await this.#onMemoryError(error, context);
+      else process.emitWarning(`memoria: the memory strategy "${this.memory.name}" failed after turn ${context.turnId} was stored: ${(error as Error)?.message ?? error}`, { code: "MEMORIA_MEMORY_ERROR" });
+    } catch {
+      // a failing hook must not fail a stored turn either
     }
-    await this.owner.memory.afterSave?.({ ...loadContext(this.backend, this.sessionKey, this.inputMessages, this.config), added: messages });
-  }
-
-  async saveIncomplete(policy: IncompleteTurnPolicy, partialOutput: unknown, reason: "cancelled" | "failed", turnError?: unknown) {
-    if (policy === "nothing") return;
-    let output: BaseMessage[] = [];
-    if (policy === "partial" && partialOutput !== undefined) {
-      try {
-        output = markPartial(outputMessagesOf(partialOutput, this.owner), reason);
-      } catch {
-        output = []; // a partial output that is not messages yet: keep the input only
-      }
-    }
-    await this.save(output, turnError);
-  }
-
-  async release(): Promise<void> {
-    if (this.#released) return;
-    this.#released = true;
-    await this.releaseLock();
   }
 }
 

@@ -14,23 +14,26 @@ export interface Backend {
   read(options?: ReadOptions): Promise<BaseMessage[]>;
   count(): Promise<number>;
   state: SessionState;
-  save(messages: BaseMessage[], turnId: string): Promise<void>;
+  /** Stores the turn atomically; false when its turn id was stored before (nothing written). */
+  save(messages: BaseMessage[], turnId: string): Promise<boolean>;
   lock?(options: LockOptions): Promise<TurnLock>;
   trim?(oldest: number): Promise<number>;
+  /** The same session, with every write fenced by `lock`: refused once the lock is lost. */
+  fenced?(lock: TurnLock): Backend;
 }
 
-export function storeBackend(store: HistoryStore, key: SessionKey): Backend {
+export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock): Backend {
+  const fence = lock ? { lock } : undefined;
   return {
     identity: store,
     store,
     read: (options) => store.read(key, options),
     count: () => store.count(key),
-    state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value) },
-    save: async (messages, turnId) => {
-      await store.append(key, messages, { turnId });
-    },
+    state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
+    save: async (messages, turnId) => (await store.append(key, messages, { turnId, lock })).appended,
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
     trim: store.trim ? (oldest) => (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest }) : undefined,
+    fenced: (held) => storeBackend(store, key, held),
   };
 }
 
@@ -62,7 +65,10 @@ export function historyBackend(history: BaseChatMessageHistory | BaseListChatMes
         values.set(stateName(name), stateValue(value));
       },
     },
-    save: (messages) => history.addMessages(messages),
+    save: async (messages) => {
+      await history.addMessages(messages);
+      return true;
+    },
   };
 }
 

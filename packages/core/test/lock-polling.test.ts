@@ -6,8 +6,12 @@ const key = createSessionKey({ sessionId: "s" });
 /** A lock whose tries answer from `answers` in turn, counting tries and releases. */
 function scripted(...answers: (boolean | Error)[]): PolledLock & { tries: number; releases: number } {
   const lock = {
+    owner: "me",
     tries: 0,
     releases: 0,
+    async renew() {
+      return true;
+    },
     async take() {
       const answer = answers[Math.min(lock.tries++, answers.length - 1)];
       if (answer instanceof Error) throw answer;
@@ -48,7 +52,52 @@ describe("pollForLock", () => {
   });
 
   it("reports the try's own error when the release after it fails too", async () => {
-    const lock = { take: async () => Promise.reject(new Error("down")), release: async () => Promise.reject(new Error("still down")) };
+    const lock = {
+      owner: "me",
+      take: async () => Promise.reject(new Error("down")),
+      release: async () => Promise.reject(new Error("still down")),
+      renew: async () => true,
+    };
     await expect(pollForLock(key, {}, lock)).rejects.toThrow(/^down$/);
+  });
+
+  it("renews a held lease every third of its TTL, and marks it lost when a renewal finds another holder", async () => {
+    let renewals = 0;
+    let stillMine = true;
+    const lock = { owner: "me", take: async () => true, release: async () => {}, renew: async () => (renewals++, stillMine) };
+    const held = await pollForLock(key, { ttlMs: 60 }, lock);
+    expect(held.token).toBe("me");
+    await new Promise((r) => setTimeout(r, 150));
+    expect(renewals).toBeGreaterThanOrEqual(3);
+    expect(held.lost).toBe(false);
+    stillMine = false;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(held.lost).toBe(true);
+    const after = renewals;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(renewals).toBe(after); // a lost lease stops renewing
+    await held.release();
+  });
+
+  it("marks a lease lost when renewals fail for a whole TTL, and stops renewing once released", async () => {
+    let renewals = 0;
+    const lock = { owner: "me", take: async () => true, release: async () => Promise.reject(new Error("down")), renew: async () => (renewals++, Promise.reject(new Error("down"))) };
+    const held = await pollForLock(key, { ttlMs: 60 }, lock);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(held.lost).toBe(false); // unreachable for less than a lease: still ours
+    await new Promise((r) => setTimeout(r, 100));
+    expect(held.lost).toBe(true);
+    await expect(held.release()).resolves.toBeUndefined(); // a release that fails does not reject
+    const released = await pollForLock(key, { ttlMs: 30 }, { ...lock, renew: async () => (renewals++, true) });
+    await released.release();
+    const after = renewals;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(renewals).toBe(after);
+  });
+
+  it("refuses a TTL or wait that is not a number of milliseconds", async () => {
+    const lock = scripted(true);
+    await expect(pollForLock(key, { ttlMs: 0 }, lock)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(pollForLock(key, { waitMs: Number.NaN }, lock)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });

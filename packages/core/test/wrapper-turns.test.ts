@@ -356,8 +356,9 @@ describe("composition", () => {
       getMessageHistory: (sessionId) => new StoreChatMessageHistory(store, { sessionId }),
     });
     await chain.invoke("hi", session("h"));
-    expect(calls.map((c) => c.method)).toEqual(["read", "append"]);
-    expect(calls[1]!.args[2]).toHaveProperty("turnId");
+    expect(calls.map((c) => c.method)).toEqual(["lock", "read", "append"]);
+    expect(calls[2]!.args[2]).toHaveProperty("turnId");
+    expect(calls[2]!.args[2]).toHaveProperty("lock"); // the append is fenced by the turn's lease
   });
 });
 

@@ -1,4 +1,4 @@
-import { MemoriaError, loadPeerDependency } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -17,6 +17,8 @@ export interface PgPoolLike {
 export interface PgClientLike {
   query(text: string, params?: unknown[]): Promise<PgResult>;
   release(error?: Error | boolean): void;
+  on?(event: "error", listener: (error: Error) => void): unknown;
+  removeListener?(event: "error", listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresStoreOptions extends SqlStoreOptions {
@@ -29,9 +31,20 @@ export interface PostgresStoreOptions extends SqlStoreOptions {
    * @default 10
    */
   maxConnections?: number;
+  /**
+   * How long one database call (a connection, a statement) may take before it
+   * fails with `STORE_UNAVAILABLE`, so a hung or unreachable server fails a turn
+   * instead of stalling it. The connection it ran on is dropped.
+   * @default 10_000
+   */
+  operationTimeoutMs?: number;
 }
 
-type PgModule = { Pool: new (config: { connectionString?: string; max?: number }) => PgPoolLike & { on(event: "error", listener: (error: Error) => void): unknown } };
+type PgModule = {
+  Pool: new (config: { connectionString?: string; max?: number; connectionTimeoutMillis?: number }) => PgPoolLike & {
+    on(event: "error", listener: (error: Error) => void): unknown;
+  };
+};
 
 /** `?` placeholders to pg's `$1, $2, …` (the store's SQL holds no `?` inside strings). */
 function numbered(sql: string): string {
@@ -51,31 +64,38 @@ function pgSql(sql: string): string {
 
 type Queryable = { query(text: string, params?: unknown[]): Promise<PgResult> };
 
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03"]);
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "08006", "08003", "08001"]);
+const NETWORK_MESSAGES = /Connection terminated|connection timeout|not queryable|terminating connection|Connection closed/i;
 
-/** A lost or refused connection, as a MemoriaError that says so; other errors as they are. */
-function unavailable(error: unknown): unknown {
+/** A statement that did not answer in time; its connection is dropped. */
+class TimedOut extends Error {}
+
+/**
+ * A lost, refused or timed-out connection as `StoreUnavailableError`, with what a
+ * write may have left behind; other errors as they are.
+ */
+function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown {
+  if (MemoriaError.isInstance(error)) return error;
   const code = (error as { code?: string })?.code;
   const message = (error as Error)?.message ?? String(error);
-  if ((code && NETWORK_CODES.has(code)) || /Connection terminated|connection timeout/i.test(message)) {
-    return new MemoriaError("STORE_UNAVAILABLE", `PostgreSQL is unreachable: ${message}${code ? ` (${code})` : ""}.`, { cause: error });
+  if (error instanceof TimedOut || (code && NETWORK_CODES.has(code)) || NETWORK_MESSAGES.test(message)) {
+    const refused = code === "ECONNREFUSED" || code === "57P03";
+    return new StoreUnavailableError(`PostgreSQL is unreachable: ${message}${code ? ` (${code})` : ""}.`, { cause: error, outcome: refused ? "not-stored" : outcome });
   }
   return error;
-}
-
-async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
-  const result = await target.query(pgSql(step.sql), [...step.params]);
-  return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
 }
 
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   let pool = options.pool;
   const owned = pool === undefined;
+  const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
+  const timedOut = (what: string) => () => new TimedOut(`${what} did not answer within ${timeoutMs} ms (operationTimeoutMs)`);
 
   function open(): PgPoolLike {
     if (pool) return pool;
     const pg = loadPeerDependency<PgModule>("pg", "The PostgreSQL store", import.meta.url);
-    const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
+    const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10, connectionTimeoutMillis: timeoutMs });
     // An idle connection dropped by the server must not crash the process; the
     // next query on the pool fails (or reconnects) instead.
     created.on("error", () => {});
@@ -83,28 +103,53 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     return created;
   }
 
-  async function transaction<T>(program: () => SqlProgram<T>, first?: [string, unknown[]]): Promise<T> {
-    const client = await open()
-      .connect()
-      .catch((error: unknown) => {
-        throw unavailable(error);
-      });
-    let broken: Error | undefined;
+  async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
+    const result = await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement"));
+    return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
+  }
+
+  /** A pooled client; one that connects after its wait timed out goes back to the pool at once. */
+  async function connect(): Promise<PgClientLike> {
+    const connecting = open().connect();
     try {
-      await client.query("BEGIN");
-      if (first) await client.query(first[0], first[1]);
+      return await withTimeout(connecting, timeoutMs, timedOut("Connecting"));
+    } catch (error) {
+      connecting.then((late) => late.release(true)).catch(() => undefined);
+      throw unavailable(error, "not-stored");
+    }
+  }
+
+  async function transaction<T>(program: () => SqlProgram<T>, first?: [string, unknown[]]): Promise<T> {
+    const client = await connect();
+    // A checked-out client has no error listener of the pool's: a backend terminated
+    // between two statements would otherwise crash the process.
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on?.("error", onError);
+    let committing = false;
+    try {
+      await execute(client, { kind: "run", sql: "BEGIN", params: [] });
+      if (first) await execute(client, { kind: "run", sql: first[0], params: first[1] });
       const value = await driveAsync(program(), (step) => execute(client, step));
-      await client.query("COMMIT");
+      committing = true;
+      await execute(client, { kind: "run", sql: "COMMIT", params: [] });
       return value;
     } catch (error) {
-      try {
-        await client.query("ROLLBACK");
-      } catch (rollbackError) {
-        broken = rollbackError as Error; // the connection is unusable: drop it from the pool
+      if (error instanceof TimedOut) broken = error; // still running: drop the connection, which rolls back
+      else if (!committing && !broken) {
+        try {
+          await execute(client, { kind: "run", sql: "ROLLBACK", params: [] });
+        } catch (rollbackError) {
+          broken = rollbackError as Error; // the connection is unusable: drop it from the pool
+        }
       }
       if (error instanceof Rollback) return error.value as T;
-      throw unavailable(error);
+      // Before COMMIT, a lost connection rolls the transaction back; a COMMIT without its answer may have applied.
+      throw unavailable(error, committing ? "unknown" : "not-stored");
     } finally {
+      client.removeListener?.("error", onError);
       client.release(broken);
     }
   }
@@ -117,6 +162,9 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     jsonText: (column) => `${column}::text`,
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
+    forUpdate: " FOR UPDATE",
+    // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/erasure.md.
+    afterErase: async () => {},
     execute: <T>(step: SqlStep) =>
       execute(open(), step).then(
         (result) => result as T,

@@ -39,6 +39,10 @@ export interface SqlDialect {
   readonly maxParams: number;
   /** A schema for the lock table when locks live apart from the history (SQLite: an attached, unsynced file). */
   readonly lockSchema?: string;
+  /** Appended to a fencing `SELECT` to lock the row until commit (`" FOR UPDATE"`), or empty where transactions already exclude each other. */
+  readonly forUpdate: string;
+  /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */
+  afterErase(): Promise<void>;
   /** Runs one statement outside a transaction. */
   execute<T>(step: SqlStep): Promise<T>;
   /** Runs a program in one transaction that takes the write lock at its start. */

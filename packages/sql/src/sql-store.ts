@@ -13,6 +13,7 @@ import {
   type SessionPage,
   StoreChatMessageHistory,
   StoreClosedError,
+  type FencedWriteOptions,
   type TurnLock,
   createKeyFilter,
   createSessionKey,
@@ -20,7 +21,6 @@ import {
   encodeMessages,
   encodeSessionKey,
   listLimit,
-  pollForLock,
   readWindow,
   requireFilterField,
   stateName,
@@ -30,6 +30,7 @@ import {
 } from "@memoria/core";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
+import { acquireTableLock, checkFence } from "./table-lock.js";
 
 /** Options every SQL store takes. */
 export interface SqlStoreOptions {
@@ -125,7 +126,8 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     return end;
   }
 
-  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string): Generator<SqlStep, boolean, unknown> {
+  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence?: FencedWriteOptions): Generator<SqlStep, boolean, unknown> {
+    yield* checkFence(dialect, t, key, id, fence);
     const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* all(
       `INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`,
@@ -184,7 +186,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
       await ready();
       if (payloads.length === 0) return { appended: true };
-      return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId)) };
+      return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId, appendOptions)) };
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -199,13 +201,14 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       return JSON.parse(row.value as string) as JsonValue;
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
       stateName(name);
       const text = JSON.stringify(stateValue(value));
       const id = encodeSessionKey(sessionKey);
       await ready();
       await dialect.transaction(function* () {
+        yield* checkFence(dialect, t, sessionKey, id, writeOptions);
         yield* upsertSession(sessionKey, id, 0);
         yield* run(
           `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value`,
@@ -232,7 +235,10 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async clear(key: SessionKey): Promise<void> {
       const id = encodeSessionKey(createSessionKey(key));
       await ready();
-      await change(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+      await dialect.transaction(function* () {
+        yield* run(`DELETE FROM ${t.locks} WHERE session_id = ?`, [id]);
+        yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+      });
     },
 
     async count(key: SessionKey): Promise<number> {
@@ -277,12 +283,16 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const [[field, value], ...rest] = Object.entries(match) as [[string, string], ...[string, string][]];
       const more = fieldConditions(rest);
       await ready();
-      return change(
-        `DELETE FROM ${t.sessions} WHERE id IN (
-           SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
-           WHERE f.field = ? AND f.value = ?${more.sql})`,
-        [field, value, ...more.params],
-      );
+      const matching = `SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id WHERE f.field = ? AND f.value = ?${more.sql}`;
+      const params = [field, value, ...more.params];
+      // The locks first: a turn in flight on an erased session is refused at its save
+      // (on PostgreSQL this waits for a save holding the lock row, then erases it too).
+      const deleted = await dialect.transaction(function* () {
+        yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${matching})`, params);
+        return yield* run(`DELETE FROM ${t.sessions} WHERE id IN (${matching})`, params);
+      });
+      await dialect.afterErase();
+      return deleted;
     },
 
     history(key: SessionKey) {
@@ -332,28 +342,4 @@ function ttlOf(ttlSeconds: number | undefined): number | undefined {
 function wrapUnavailable(name: string, error: unknown): unknown {
   if (MemoriaError.isInstance(error)) return error;
   return new MemoriaError("STORE_UNAVAILABLE", `The ${name} store could not start: ${(error as Error)?.message ?? error}.`, { cause: error });
-}
-
-/**
- * A turn lock as a row: taken when absent or expired, released only by its owner
- * (an owner token), and expiring after `ttlMs` if its owner dies. Times come from
- * the database's clock, so app servers with skewed clocks agree on expiry.
- */
-function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
-  const id = encodeSessionKey(key);
-  const owner = crypto.randomUUID();
-  const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
-  return pollForLock(key, options, {
-    take: async () =>
-      (await dialect.execute<number>({
-        kind: "run",
-        sql: `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
-         ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE ${t.locks}.expires_at <= ${dialect.nowMs}`,
-        params: [id, owner],
-      })) === 1,
-    release: async () => {
-      await dialect.execute({ kind: "run", sql: `DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, params: [id, owner] });
-    },
-  });
 }

@@ -1,11 +1,12 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { loadPeerDependency } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError, loadPeerDependency } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
 /** The parts of a better-sqlite3 `Database` the store uses. */
 export interface SqliteDatabaseLike {
+  readonly inTransaction?: boolean;
   prepare(sql: string): SqliteStatementLike;
   pragma(source: string, options?: { simple?: boolean }): unknown;
   close(): unknown;
@@ -46,6 +47,28 @@ export const DEFAULT_SQLITE_PATH = "./.memoria/history.db";
 
 type BetterSqlite3 = new (path: string, options?: { timeout?: number }) => SqliteDatabaseLike;
 
+/** SQLite result codes that mean the disk or the file, not the statement, failed. */
+const STORAGE_CODES = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|PROTOCOL)/;
+
+/**
+ * A storage failure (a full disk, an I/O error, a database locked past the busy
+ * timeout) as `StoreUnavailableError`. A transaction that failed was rolled back
+ * whole, so nothing of it was stored; other errors pass as they are.
+ */
+function storageError(error: unknown): unknown {
+  const code = (error as { code?: unknown })?.code;
+  if (MemoriaError.isInstance(error) || typeof code !== "string" || !STORAGE_CODES.test(code)) return error;
+  const hint = code.startsWith("SQLITE_FULL") ? " The disk is full: free space, then retry." : "";
+  return new StoreUnavailableError(`SQLite could not write: ${(error as Error).message} (${code}).${hint}`, { cause: error, outcome: "not-stored" });
+}
+
+/** Creates `path` readable and writable by its owner only (0600), in a folder only the owner can enter (0700), if it is new. */
+function createPrivately(path: string): void {
+  if (path === ":memory:" || existsSync(path)) return;
+  mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, "a", 0o600));
+}
+
 /**
  * SQLite through better-sqlite3, which is synchronous. A transaction runs from
  * BEGIN IMMEDIATE to COMMIT without yielding to the event loop, so it never holds
@@ -63,9 +86,16 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   function open(): SqliteDatabaseLike {
     if (db) return db;
     const path = options.path ?? DEFAULT_SQLITE_PATH;
-    if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+    // SQLite gives its -wal and -shm files the main file's permissions.
+    createPrivately(path);
+    if (path !== ":memory:") createPrivately(`${path}-locks`);
     const Database = loadPeerDependency<BetterSqlite3>("better-sqlite3", "The SQLite store", import.meta.url);
-    const opened = new Database(path);
+    let opened: SqliteDatabaseLike;
+    try {
+      opened = new Database(path);
+    } catch (error) {
+      throw storageError(error);
+    }
     if (path !== ":memory:") opened.pragma("journal_mode = WAL");
     opened.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
     configure(opened);
@@ -90,6 +120,8 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   /** Settings of ours that a given database gets too (outside any transaction). */
   function configure(database: SqliteDatabaseLike): void {
     database.pragma("foreign_keys = ON");
+    // Deleted content is overwritten with zeros, so erased messages do not linger in free pages.
+    database.pragma("secure_delete = ON");
     database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   }
   if (db) {
@@ -112,9 +144,16 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     return step.kind === "all" ? prepared.all(...step.params) : prepared.run(...step.params).changes;
   }
 
-  /** Runs `body` alone on the connection, after every operation queued before it. */
+  /** Runs `body` alone on the connection, after every operation queued before it; storage failures become typed. */
   function serialized<T>(body: () => T): Promise<T> {
-    const result = queue.then(body, body);
+    const guarded = () => {
+      try {
+        return body();
+      } catch (error) {
+        throw storageError(error);
+      }
+    };
+    const result = queue.then(guarded, guarded);
     queue = result.catch(() => undefined);
     return result;
   }
@@ -127,7 +166,14 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
         statement("COMMIT").run();
         return value;
       } catch (error) {
-        statement("ROLLBACK").run();
+        // SQLite may have rolled back already (a full disk does): a second ROLLBACK must not hide the cause.
+        if (open().inTransaction !== false) {
+          try {
+            statement("ROLLBACK").run();
+          } catch {
+            // nothing left to roll back
+          }
+        }
         if (error instanceof Rollback) return error.value as T;
         throw error;
       }
@@ -141,6 +187,14 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     maxParams: 32_766,
     lockSchema: LOCK_SCHEMA,
+    forUpdate: "",
+    // The log still holds the erased rows' frames until a checkpoint copies it into the
+    // database (where secure_delete zeroed them) and truncates it.
+    afterErase: () =>
+      serialized(() => {
+        open().pragma("wal_checkpoint(TRUNCATE)");
+        open().pragma(`${LOCK_SCHEMA}.wal_checkpoint(TRUNCATE)`);
+      }),
     execute: <T>(step: SqlStep) => serialized(() => execute(step) as T),
     transaction,
     exclusive: transaction,

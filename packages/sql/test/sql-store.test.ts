@@ -126,7 +126,7 @@ describe("postgres specifics", () => {
     await pool.end();
   });
 
-  it("a turn costs the same 8 round trips at 10 and at 2,000 stored messages", async () => {
+  it("a turn costs the same 9 round trips at 10 and at 2,000 stored messages", async () => {
     const real = new pg.Pool({ connectionString, max: 4 });
     const sent: string[] = [];
     const note = (sql: string) => sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
@@ -150,11 +150,13 @@ describe("postgres specifics", () => {
       await chain.invoke("q", { configurable: { sessionId } });
       costs.push([...sent]);
     }
-    // Lock, read the window, the append's transaction (session upsert, turn id, messages), unlock.
+    // Lock, read the window, the append's transaction (fence check on the lock row,
+    // session upsert, turn id, messages), unlock.
     expect(costs[0]).toEqual([
       "INSERT INTO memoria_locks",
       "SELECT payload::text AS",
       "BEGIN",
+      "SELECT owner FROM",
       "INSERT INTO memoria_sessions",
       "INSERT INTO memoria_turns",
       "INSERT INTO memoria_messages",

@@ -1,6 +1,7 @@
 import { appendsSuite } from "./suites/appends.js";
 import { compactionSuite } from "./suites/compaction.js";
 import { expirySuite } from "./suites/expiry.js";
+import { fencingSuite } from "./suites/fencing.js";
 import { interopSuite } from "./suites/interop.js";
 import { messagesSuite } from "./suites/messages.js";
 import { sessionsSuite } from "./suites/sessions.js";
@@ -11,7 +12,7 @@ export type { StoreSuiteSetup } from "./types.js";
 export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript } from "./fixtures.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
-export { appendsSuite, compactionSuite, expirySuite, interopSuite, messagesSuite, stateSuite };
+export { appendsSuite, compactionSuite, expirySuite, fencingSuite, interopSuite, messagesSuite, stateSuite };
 
 /** Every area of the store contract, for one kind of store. */
 export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
@@ -22,4 +23,5 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   compactionSuite(setup);
   expirySuite(setup);
   interopSuite(setup);
+  fencingSuite(setup);
 }

@@ -1,0 +1,56 @@
+import { LockLostError } from "./errors.js";
+import type { FencedWriteOptions, LockOptions, TurnLock } from "./history-store.js";
+import { lockTimes, pollForLock } from "./lock-polling.js";
+import type { SessionKey } from "./session-key.js";
+
+interface Held {
+  owner: string;
+  expiresAt: number;
+}
+
+/**
+ * Turn locks held in this process's memory, for a store whose data lives there
+ * too: the same leases and fencing as a server store's locks, so erasure and a
+ * lost lock behave alike on every store.
+ */
+export class LocalLeases {
+  readonly #held = new Map<string, Held>();
+
+  lock(id: string, sessionKey: SessionKey, options: LockOptions): Promise<TurnLock> {
+    const { ttlMs } = lockTimes(options);
+    const owner = crypto.randomUUID();
+    const holds = () => this.#held.get(id)?.owner === owner;
+    return pollForLock(sessionKey, options, {
+      owner,
+      take: async () => {
+        const held = this.#held.get(id);
+        if (held && held.owner !== owner && held.expiresAt > Date.now()) return false;
+        this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
+        return true;
+      },
+      renew: async () => {
+        if (!holds()) return false;
+        this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
+        return true;
+      },
+      release: async () => {
+        if (holds()) this.#held.delete(id);
+      },
+    });
+  }
+
+  /** Throws `LockLostError` unless the write's lock (if any) still holds the session. */
+  check(id: string, sessionKey: SessionKey, options: FencedWriteOptions | undefined): void {
+    const token = options?.lock?.token;
+    if (token !== undefined && this.#held.get(id)?.owner !== token) throw new LockLostError(sessionKey);
+  }
+
+  /** Drops the session's lock (erasure): its holder's next fenced write is refused. */
+  drop(id: string): void {
+    this.#held.delete(id);
+  }
+
+  clear(): void {
+    this.#held.clear();
+  }
+}

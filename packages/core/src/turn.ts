@@ -1,0 +1,105 @@
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { SaveError } from "./errors.js";
+import type { MemoryStrategy } from "./memory-strategy.js";
+import { type Backend, loadContext } from "./session-backend.js";
+import type { SessionKey } from "./session-key.js";
+import { type TurnKeys, outputMessagesOf } from "./turn-io.js";
+
+/**
+ * What of a turn is stored when it does not complete:
+ * - `"nothing"`: the turn leaves no trace;
+ * - `"input"`: the turn's input messages only;
+ * - `"partial"`: the input, and the output streamed so far (as one message, marked
+ *   `response_metadata.memoria_partial`); outside streaming, the same as `"input"`.
+ */
+export type IncompleteTurnPolicy = "nothing" | "input" | "partial";
+
+/** Passed to `onSaveError` and `onMemoryError` along with the error. */
+export interface SaveErrorContext {
+  sessionKey: SessionKey;
+  turnId: string;
+  /** The messages of the turn. */
+  messages: readonly BaseMessage[];
+}
+
+/** A streamed output that never completed, as one message flagged partial. */
+function markPartial(messages: BaseMessage[], reason: "cancelled" | "failed"): BaseMessage[] {
+  return messages.map((message) => {
+    if (message.getType() !== "ai") return message;
+    const ai = message as AIMessage;
+    return new AIMessage({
+      content: ai.content,
+      id: ai.id,
+      name: ai.name,
+      additional_kwargs: ai.additional_kwargs,
+      response_metadata: { ...ai.response_metadata, memoria_partial: reason },
+      tool_calls: ai.tool_calls,
+      invalid_tool_calls: ai.invalid_tool_calls,
+      usage_metadata: ai.usage_metadata,
+    });
+  });
+}
+
+/** What a turn needs of the wrapper that runs it. */
+export interface TurnOwner extends TurnKeys {
+  readonly memory: MemoryStrategy;
+  _report(error: SaveError, context: SaveErrorContext): Promise<void>;
+  _reportMemoryError(error: unknown, context: SaveErrorContext): Promise<void>;
+}
+
+/** One turn in flight: knows exactly what it adds, so nothing is found by re-reading. */
+export class Turn {
+  #released = false;
+
+  constructor(
+    private readonly owner: TurnOwner,
+    private readonly backend: Backend,
+    readonly sessionKey: SessionKey,
+    readonly turnId: string,
+    private readonly config: RunnableConfig,
+    readonly inputMessages: BaseMessage[],
+    readonly runnableInput: unknown,
+    private readonly releaseLock: () => Promise<void>,
+  ) {}
+
+  async save(outputMessages: BaseMessage[], turnError?: unknown): Promise<void> {
+    if (this.owner.memory.readonly) return; // a read-only view stores nothing
+    const messages = [...this.inputMessages, ...outputMessages];
+    let appended: boolean;
+    try {
+      appended = await this.backend.save(messages, this.turnId);
+    } catch (cause) {
+      const error = new SaveError(this.sessionKey, this.turnId, cause);
+      if (turnError !== undefined) Object.assign(error, { turnError });
+      await this.owner._report(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
+      return;
+    }
+    if (!appended) return; // a retry of a stored turn: its derived state was updated the first time
+    try {
+      await this.owner.memory.afterSave?.({ ...loadContext(this.backend, this.sessionKey, this.inputMessages, this.config), added: messages });
+    } catch (error) {
+      await this.owner._reportMemoryError(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
+    }
+  }
+
+  async saveIncomplete(policy: IncompleteTurnPolicy, partialOutput: unknown, reason: "cancelled" | "failed", turnError?: unknown) {
+    if (policy === "nothing") return;
+    let output: BaseMessage[] = [];
+    if (policy === "partial" && partialOutput !== undefined) {
+      try {
+        output = markPartial(outputMessagesOf(partialOutput, this.owner), reason);
+      } catch {
+        output = []; // a partial output that is not messages yet: keep the input only
+      }
+    }
+    await this.save(output, turnError);
+  }
+
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await this.releaseLock();
+  }
+}
+

@@ -1,0 +1,43 @@
+import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
+import type { Tables } from "./schema.js";
+import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
+
+/**
+ * A turn lock as a row: taken when absent or expired, renewed and released only
+ * by its owner (an owner token), and expiring after its TTL if its owner dies.
+ * Times come from the database's clock, so app servers with skewed clocks agree on
+ * expiry.
+ */
+export function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
+  const id = encodeSessionKey(key);
+  const owner = crypto.randomUUID();
+  const { ttlMs } = lockTimes(options);
+  const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
+  return pollForLock(key, options, {
+    owner,
+    take: async () =>
+      (await change(
+        `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
+         ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE ${t.locks}.expires_at <= ${dialect.nowMs} OR ${t.locks}.owner = excluded.owner`,
+        [id, owner],
+      )) === 1,
+    renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
+    release: async () => {
+      await change(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, owner]);
+    },
+  });
+}
+
+/**
+ * The first step of a fenced write: the session's lock row must still carry the
+ * write's token, or the transaction rolls back with `LockLostError`. On PostgreSQL
+ * the row is locked (`FOR UPDATE`) until commit, so a takeover or an erasure waits
+ * for this write and then sees it; SQLite's write lock already orders them.
+ */
+export function* checkFence(dialect: SqlDialect, t: Tables, key: SessionKey, id: string, options: FencedWriteOptions | undefined): Generator<SqlStep, void, unknown> {
+  const token = options?.lock?.token;
+  if (token === undefined) return;
+  const held = yield* all(`SELECT owner FROM ${t.locks} WHERE session_id = ? AND owner = ?${dialect.forUpdate}`, [id, token]);
+  if (held.length === 0) throw new LockLostError(key);
+}
