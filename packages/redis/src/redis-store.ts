@@ -13,6 +13,9 @@ import {
   type SessionPage,
   StoreChatMessageHistory,
   StoreClosedError,
+  type FencedWriteOptions,
+  LockLostError,
+  StoreUnavailableError,
   type TurnLock,
   createKeyFilter,
   createSessionKey,
@@ -23,6 +26,7 @@ import {
   keyMatches,
   listLimit,
   loadPeerDependency,
+  lockTimes,
   pollForLock,
   readWindow,
   requireFilterField,
@@ -30,9 +34,11 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
+  withTimeout,
 } from "@memoria/core";
+import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
-import { APPEND, INDEX, RELEASE, type RedisClient, SET_STATE, TRIM } from "./scripts.js";
+import { APPEND, INDEX, RELEASE, RENEW, type RedisClient, SET_STATE, TRIM } from "./scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -54,17 +60,38 @@ export interface RedisStoreOptions {
    * @default undefined
    */
   ttlSeconds?: number;
+  /**
+   * How long one call to Redis may take before it fails with `STORE_UNAVAILABLE`
+   * (a hung or unreachable server). A write that timed out may still be applied
+   * later; its error says `outcome: "unknown"`, and a retry with the same turn id
+   * stores it once.
+   * @default 10_000
+   */
+  operationTimeoutMs?: number;
+  /**
+   * After `delete()`, rewrite the append-only file of every master
+   * (`BGREWRITEAOF`) and wait for it, so the erased data is gone from disk too. It
+   * rewrites the whole dataset: turn it on where erasure must reach the disk, and
+   * mind its cost on a large server.
+   * @default false
+   */
+  rewriteAofOnDelete?: boolean;
 }
 
 type IORedisModule = { default?: new (url: string, options: object) => RedisClient } & (new (url: string, options: object) => RedisClient);
 
-const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|MaxRetriesPerRequest|Reached the max retries|All sentinels are unreachable|Failed to refresh slots cache|Stream isn't writeable/i;
+const CONNECTION_ERRORS =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|MaxRetriesPerRequest|Reached the max retries|All sentinels are unreachable|Failed to refresh slots cache|Stream isn't writeable|Command timed out|did not answer within|LOADING|MISCONF|OOM command not allowed|CLUSTERDOWN|TRYAGAIN/i;
 
-/** A lost connection as STORE_UNAVAILABLE; any other error as it is. */
+/**
+ * A lost, hung or refusing server as `StoreUnavailableError`; any other error as
+ * it is. ioredis resends commands after a reconnect, so a write that failed may
+ * still be applied: its outcome is unknown.
+ */
 function unavailable(error: unknown): unknown {
   const message = (error as Error)?.message ?? String(error);
   if (MemoriaError.isInstance(error) || !CONNECTION_ERRORS.test(`${(error as Error)?.name} ${message}`)) return error;
-  return new MemoriaError("STORE_UNAVAILABLE", `Redis is unreachable: ${message}.`, { cause: error });
+  return new StoreUnavailableError(`Redis is unreachable: ${message}.`, { cause: error, outcome: "unknown" });
 }
 
 const PAGE = 500;
@@ -80,6 +107,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be a whole number of seconds > 0 for Redis, got ${ttl}.`);
   }
   const ttlArg = ttl ?? 0;
+  const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const owned = options.client === undefined;
   let client = options.client;
   let closed = false;
@@ -102,13 +131,19 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     return created;
   }
 
-  /** Runs `body` against the client, turning lost connections into STORE_UNAVAILABLE. */
+  /** Runs `body` against the client within the operation timeout, turning lost connections into STORE_UNAVAILABLE. */
   async function guarded<T>(body: (r: RedisClient) => Promise<T>): Promise<T> {
     try {
-      return await body(redis());
+      return await withTimeout(body(redis()), timeoutMs, () => new Error(`Redis did not answer within ${timeoutMs} ms (operationTimeoutMs)`));
     } catch (error) {
       throw unavailable(error);
     }
+  }
+
+  /** The session's keys as the append and state scripts take them, and the write's fencing token. */
+  function scriptKeys(id: string, fence: FencedWriteOptions | undefined): { keys: string[]; token: string } {
+    const k = layout.session(id);
+    return { keys: [k.messages, k.turns, k.key, k.state, k.lock], token: fence?.lock?.token ?? "" };
   }
 
   /** Every session in an index set, a page at a time, from just after `cursor`. */
@@ -126,7 +161,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   async function erase(r: RedisClient, key: SessionKey): Promise<boolean> {
     const id = encodeSessionKey(key);
     const keys = layout.session(id);
-    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state);
+    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock);
     await Promise.all(layout.indexes(key).map((index) => r.zrem(index, id)));
     return removed > 0;
   }
@@ -149,14 +184,15 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
       if (payloads.length === 0) return { appended: true };
       const id = encodeSessionKey(sessionKey);
-      const keys = layout.session(id);
-      return guarded(async (r) => {
+      const { keys, token } = scriptKeys(id, appendOptions);
+      const done = await guarded(async (r) => {
         // Indexed first: a crash in between leaves an index entry with no session
         // (skipped and cleaned by list), never a session that erasure cannot find.
         await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
-        const done = await APPEND.run(r, [keys.messages, keys.turns, keys.key, keys.state], [turnId, ttlArg, JSON.stringify(sessionKey), ...payloads]);
-        return { appended: Number(done) === 1 };
+        return Number(await APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, ...payloads]));
       });
+      if (done === -1) throw new LockLostError(sessionKey);
+      return { appended: done === 1 };
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -165,15 +201,17 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       return value === null ? undefined : (JSON.parse(value) as JsonValue);
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
+      const checkedName = stateName(name);
       const text = JSON.stringify(stateValue(value));
       const id = encodeSessionKey(sessionKey);
-      const keys = layout.session(id);
-      await guarded(async (r) => {
+      const { keys, token } = scriptKeys(id, writeOptions);
+      const done = await guarded(async (r) => {
         await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
-        await SET_STATE.run(r, [keys.messages, keys.turns, keys.key, keys.state], [stateName(name), text, ttlArg, JSON.stringify(sessionKey)]);
+        return Number(await SET_STATE.run(r, keys, [checkedName, text, ttlArg, JSON.stringify(sessionKey), token]));
       });
+      if (done === -1) throw new LockLostError(sessionKey);
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -228,6 +266,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         }
         let deleted = 0;
         for (const key of doomed) if (await erase(r, key)) deleted++;
+        if (options.rewriteAofOnDelete) await rewriteAppendOnlyFiles(r);
         return deleted;
       });
     },
@@ -240,9 +279,11 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const sessionKey = createSessionKey(key);
       const lockKey = layout.session(encodeSessionKey(sessionKey)).lock;
       const owner = crypto.randomUUID();
-      const ttlMs = Math.max(1, Math.round(lockOptions.ttlMs ?? 60_000));
+      const { ttlMs } = lockTimes(lockOptions);
       return pollForLock(sessionKey, lockOptions, {
-        take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK"),
+        owner,
+        take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK" || (await r.get(lockKey)) === owner),
+        renew: () => guarded(async (r) => Number(await RENEW.run(r, [lockKey], [owner, ttlMs])) === 1),
         release: () => guarded((r) => RELEASE.run(r, [lockKey], [owner])).then(() => undefined),
       });
     },

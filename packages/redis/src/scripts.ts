@@ -20,35 +20,41 @@ export class Script {
   }
 }
 
+/** Lua: stops a fenced write (returning -1) unless the lock key KEYS[5] holds the token ARGV[i] ("" when unfenced). */
+const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[${i}] then return -1 end`;
+
 /**
- * Appends a turn atomically: records its turn id (stopping if it is there
- * already), pushes its messages, stores the session key, and renews the TTL.
- * KEYS: messages, turns, key, state. ARGV: turn id, ttl seconds (0: none), key JSON, messages…
- * Returns 1 when appended, 0 when the turn id was stored before.
+ * Appends a turn atomically: checks the fence, records its turn id (stopping if it
+ * is there already), pushes its messages, stores the session key, and renews the TTL.
+ * KEYS: messages, turns, key, state, lock. ARGV: turn id, ttl seconds (0: none), key JSON, lock token, messages…
+ * Returns 1 when appended, 0 when the turn id was stored before, -1 when the lock is not the token's.
  */
 export const APPEND = new Script(`
+${FENCE(4)}
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-for i = 4, #ARGV, 1000 do
+for i = 5, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 redis.call('SET', KEYS[3], ARGV[3])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return 1
 `);
 
 /**
  * Sets one derived-state value, creating the session if needed, and renews the
- * session's TTL. KEYS: messages, turns, key, state. ARGV: name, JSON value, ttl seconds (0: none), key JSON.
+ * session's TTL. KEYS: messages, turns, key, state, lock. ARGV: name, JSON value, ttl seconds (0: none), key JSON, lock token.
+ * Returns 1, or -1 when the lock is not the token's.
  */
 export const SET_STATE = new Script(`
+${FENCE(5)}
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[4])
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
-  for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return 1
 `);
@@ -64,6 +70,12 @@ return 1
 /** Deletes the lock only if this owner holds it. KEYS: lock. ARGV: owner token. */
 export const RELEASE = new Script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/** Extends the lock's expiry if this owner holds it; 1 if so. KEYS: lock. ARGV: owner token, ttl ms. */
+export const RENEW = new Script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 `);
 

@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import { HOSTILE_BUT_VALID_IDS, numbered } from "@memoria/testkit";
 import { type RunningRedis, startRedis } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
@@ -135,7 +135,11 @@ describe("redis faults", () => {
 
   it("lets a lock whose owner died expire", async () => {
     const store = createRedisStore({ url: server.url });
-    await store.lock!({ sessionId: "orphan" }, { ttlMs: 300 }); // never released
+    // What a process killed while holding the lock leaves: a token nobody renews.
+    const lockKey = keyLayout("memoria:").session(encodeSessionKey({ sessionId: "orphan" })).lock;
+    const direct = new Redis(server.url);
+    await direct.set(lockKey, "a-dead-process", "PX", 300);
+    await direct.quit();
     const second = await store.lock!({ sessionId: "orphan" }, { waitMs: 5_000 });
     await second.release();
     await expect(store.lock!({ sessionId: "busy" }, { ttlMs: 10_000 }).then(() => store.lock!({ sessionId: "busy" }, { waitMs: 50 }))).rejects.toMatchObject({
