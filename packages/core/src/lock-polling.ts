@@ -41,6 +41,7 @@ export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number
 class Lease implements TurnLock {
   #lost = false;
   #released = false;
+  #renewing = false;
   #timer: ReturnType<typeof setInterval>;
   #confirmedAt = Date.now();
 
@@ -61,13 +62,16 @@ class Lease implements TurnLock {
   }
 
   async #renew(): Promise<void> {
-    if (this.#released || this.#lost) return;
+    if (this.#released || this.#lost || this.#renewing) return; // one renewal at a time
+    this.#renewing = true;
     const asked = Date.now();
     try {
       if (await this.lock.renew()) this.#confirmedAt = asked;
-      else this.#lose();
+      else if (!this.#released) this.#lose();
     } catch {
       if (Date.now() - this.#confirmedAt >= this.ttlMs) this.#lose(); // unreachable for a whole lease
+    } finally {
+      this.#renewing = false;
     }
   }
 

@@ -3,7 +3,7 @@ import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langch
 import type { BaseMessage, BaseMessageLike } from "@langchain/core/messages";
 import { Runnable, type RunnableConfig, mergeConfigs, patchConfig } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
-import { MemoriaError, SaveError, SessionBusyError } from "./errors.js";
+import { MemoriaError, type SaveError, SessionBusyError } from "./errors.js";
 import { type HistoryStore, type LockOptions, type TurnLock, turnIdOf } from "./history-store.js";
 import { type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";

@@ -64,7 +64,11 @@ describe("pollForLock", () => {
   it("renews a held lease every third of its TTL, and marks it lost when a renewal finds another holder", async () => {
     let renewals = 0;
     let stillMine = true;
-    const lock = { owner: "me", take: async () => true, release: async () => {}, renew: async () => (renewals++, stillMine) };
+    const lock = { owner: "me", take: async () => true, release: async () => {}, renew: async () => {
+        renewals++;
+        return stillMine;
+      },
+    };
     const held = await pollForLock(key, { ttlMs: 60 }, lock);
     expect(held.token).toBe("me");
     await new Promise((r) => setTimeout(r, 150));
@@ -81,14 +85,24 @@ describe("pollForLock", () => {
 
   it("marks a lease lost when renewals fail for a whole TTL, and stops renewing once released", async () => {
     let renewals = 0;
-    const lock = { owner: "me", take: async () => true, release: async () => Promise.reject(new Error("down")), renew: async () => (renewals++, Promise.reject(new Error("down"))) };
+    const lock = { owner: "me", take: async () => true, release: async () => Promise.reject(new Error("down")), renew: async () => {
+        renewals++;
+        throw new Error("down");
+      },
+    };
     const held = await pollForLock(key, { ttlMs: 60 }, lock);
     await new Promise((r) => setTimeout(r, 40));
     expect(held.lost).toBe(false); // unreachable for less than a lease: still ours
     await new Promise((r) => setTimeout(r, 100));
     expect(held.lost).toBe(true);
     await expect(held.release()).resolves.toBeUndefined(); // a release that fails does not reject
-    const released = await pollForLock(key, { ttlMs: 30 }, { ...lock, renew: async () => (renewals++, true) });
+    const released = await pollForLock(key, { ttlMs: 30 }, {
+      ...lock,
+      renew: async () => {
+        renewals++;
+        return true;
+      },
+    });
     await released.release();
     const after = renewals;
     await new Promise((r) => setTimeout(r, 60));

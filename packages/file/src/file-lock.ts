@@ -1,6 +1,7 @@
-import { open, readFile, rename, stat, unlink } from "node:fs/promises";
+import { open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { type LockOptions, type SessionKey, type TurnLock, pollForLock } from "@memoria/core";
+import { type LockOptions, type SessionKey, type TurnLock, lockTimes, pollForLock } from "@memoria/core";
+import { fileError } from "./file-errors.js";
 
 interface LockContent {
   owner: string;
@@ -22,11 +23,12 @@ function holderDied(lock: LockContent): boolean {
   }
 }
 
-async function readLock(path: string): Promise<LockContent | undefined> {
+/** The lock's content, or undefined when it is gone or being written this instant. */
+export async function readLock(path: string): Promise<LockContent | undefined> {
   try {
     return JSON.parse(await readFile(path, "utf8")) as LockContent;
   } catch {
-    return undefined; // gone, or being written this instant
+    return undefined;
   }
 }
 
@@ -42,44 +44,111 @@ async function emptyAndOld(path: string): Promise<boolean> {
   }
 }
 
+/** Whether the lock at `path` may be taken over: its content (or "unreadable"), judged stale. */
+async function staleContent(path: string): Promise<LockContent | "unreadable" | undefined> {
+  const held = await readLock(path);
+  if (held) return held.expires < Date.now() || holderDied(held) ? held : undefined;
+  return (await emptyAndOld(path)) ? "unreadable" : undefined;
+}
+
+/**
+ * Runs `body` while holding the `<path>` breaker: a file created exclusively,
+ * taken over only when its creator's process is gone or it is older than the
+ * grace. Returns false, without running `body`, when someone else holds it.
+ */
+export async function withBreaker(path: string, body: () => Promise<void>): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw fileError(error, "not-stored");
+    if (await staleContent(path)) await unlink(path).catch(() => {});
+    return false;
+  }
+  try {
+    await handle.writeFile(JSON.stringify({ owner: "breaker", expires: Date.now() + WRITE_GRACE_MS, pid: process.pid, host: HOST }));
+    await handle.close();
+    await body();
+    return true;
+  } finally {
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+  }
+}
+
+/**
+ * How a stale lock is broken. The check that it is stale and its removal must
+ * happen under a guard that writers fenced by this lock also hold, so that no
+ * writer can check the lock, lose it, and write after the new holder has read.
+ */
+export type BreakGuard = (body: () => Promise<void>) => Promise<boolean>;
+
+/** Removes the lock if it is still the stale one judged before (same owner), under `guard`. */
+async function breakStale(path: string, judged: LockContent | "unreadable", guard: BreakGuard): Promise<void> {
+  await guard(async () => {
+    const now = await staleContent(path);
+    const same = now === "unreadable" ? judged === "unreadable" : now !== undefined && judged !== "unreadable" && now.owner === judged.owner;
+    if (same) await unlink(path).catch(() => {});
+  });
+}
+
 /**
  * Takes a lock file: created with O_EXCL (only one process can), holding an owner
- * token, an expiry and the holder's process id and host. A lock is stale once
- * expired, or at once when its holder was a process of this machine that has died;
- * a stale lock is renamed aside before it is taken over, so two processes
- * recovering it cannot both win. Released only by its owner.
+ * token, an expiry and the holder's process id and host, and renewed by rewriting
+ * the expiry while held. A lock is stale once expired, or at once when its holder
+ * was a process of this machine that has died. A stale lock is removed only under
+ * `guard`, after checking that it is still the same stale lock, so two processes
+ * recovering it cannot both win (a rename aside could take a fresh lock that
+ * replaced the stale one). Released only by its owner.
  */
-export async function lockFile(path: string, key: SessionKey, options: LockOptions): Promise<TurnLock> {
+export async function lockFile(path: string, key: SessionKey, options: LockOptions, guard: BreakGuard = (body) => withBreaker(`${path}.break`, body)): Promise<TurnLock> {
   const owner = crypto.randomUUID();
-  const ttlMs = Math.max(1, Math.round(options.ttlMs ?? 60_000));
+  const { ttlMs } = lockTimes(options);
+  const content = () => JSON.stringify({ owner, expires: Date.now() + ttlMs, pid: process.pid, host: HOST } satisfies LockContent);
   return pollForLock(key, options, {
-    take: () => tryLock(path, owner, ttlMs),
+    owner,
+    take: async () => {
+      if ((await readLock(path))?.owner === owner) return true;
+      if (await create(path, content())) return true;
+      const stale = await staleContent(path);
+      if (stale) await breakStale(path, stale, guard);
+      return false;
+    },
+    renew: async () => {
+      if ((await readLock(path))?.owner !== owner) return false;
+      // Replaced whole (a rename), never rewritten in place: a fenced write reading it meanwhile must see an owner.
+      const temporary = `${path}.${owner}.renew`;
+      try {
+        await writeFile(temporary, content(), { mode: 0o600 });
+        await rename(temporary, path);
+      } catch (error) {
+        await unlink(temporary).catch(() => {});
+        throw error;
+      }
+      return true;
+    },
     release: async () => {
-      const held = await readLock(path);
-      if (held?.owner === owner) await unlink(path).catch(() => {});
+      if ((await readLock(path))?.owner === owner) await unlink(path).catch(() => {});
     },
   });
 }
 
-/** One try at the lock file; a stale lock is recovered for the next try. */
-async function tryLock(path: string, owner: string, ttlMs: number): Promise<boolean> {
+/** Creates the lock file with its content; false when it exists. A failed write leaves no empty lock behind. */
+async function create(path: string, content: string): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    const handle = await open(path, "wx");
-    await handle.writeFile(JSON.stringify({ owner, expires: Date.now() + ttlMs, pid: process.pid, host: HOST } satisfies LockContent));
+    handle = await open(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw fileError(error, "not-stored");
+  }
+  try {
+    await handle.writeFile(content);
     await handle.close();
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    await handle.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw fileError(error, "not-stored");
   }
-  const held = await readLock(path);
-  if (held ? held.expires < Date.now() || holderDied(held) : await emptyAndOld(path)) {
-    const aside = `${path}.stale-${owner}`;
-    try {
-      await rename(path, aside);
-      await unlink(aside);
-    } catch {
-      // another process recovered it first
-    }
-  }
-  return false;
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, open, readFile, readdir, rename, stat, truncate, unlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import {
@@ -16,6 +16,8 @@ import {
   type SessionPage,
   StoreChatMessageHistory,
   StoreClosedError,
+  type FencedWriteOptions,
+  LockLostError,
   type TurnLock,
   cloneJson,
   createKeyFilter,
@@ -32,8 +34,11 @@ import {
   trimCount,
   turnIdOf,
 } from "@memoria/core";
-import { lockFile } from "./file-lock.js";
-import { type Header, type TurnLine, completeLines, isTurn, openIfExists, parseLine, tailTurns } from "./session-file.js";
+import { onDisk } from "./file-errors.js";
+import { lockFile, readLock } from "./file-lock.js";
+import { type TurnLine, forEachLine, isTurn, openIfExists, parseLine, tailTurns } from "./session-file.js";
+import { expiredFiles, liveSessions } from "./session-directory.js";
+import { Ledger, type Paths } from "./session-ledger.js";
 
 export interface FileStoreOptions {
   /** The folder holding the sessions' files; created if missing. */
@@ -59,22 +64,6 @@ export interface FileHistoryStore extends HistoryStore {
   prune(): Promise<number>;
 }
 
-/** What this process knows of a session's file (by inode), valid up to `offset` bytes. */
-interface Known {
-  ino: number;
-  offset: number;
-  count: number;
-  turnIds: Set<string>;
-}
-
-interface Paths {
-  dir: string;
-  file: string;
-  state: string;
-  appendLock: string;
-  turnLock: string;
-}
-
 /**
  * A history store in files: one append-only JSONL file per session, named by the
  * SHA-256 of the encoded session key (so ids never touch a path). The first line
@@ -90,8 +79,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const sync = (options.fsync ?? "always") === "always";
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
-  const cacheLimit = options.cacheSessions ?? 1_000;
-  const known = new Map<string, Known>();
+  const ledger = new Ledger(options.cacheSessions ?? 1_000, expired, sync);
   let closed = false;
 
   function paths(key: SessionKey): Paths {
@@ -109,6 +97,18 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     return ttlMs !== undefined && mtimeMs + ttlMs <= Date.now();
   }
 
+  /** The session's folder, private to its owner. */
+  async function makeDir(p: Paths): Promise<void> {
+    await mkdir(root, { recursive: true, mode: 0o700 });
+    await mkdir(p.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Throws `LockLostError` unless the write's turn lock (if any) is still the session's (checked under the append lock). */
+  async function checkFence(key: SessionKey, p: Paths, fence: FencedWriteOptions | undefined): Promise<void> {
+    const token = fence?.lock?.token;
+    if (token !== undefined && (await readLock(p.turnLock))?.owner !== token) throw new LockLostError(key);
+  }
+
   /** The file's size, or undefined when it is missing or expired. */
   async function liveSize(file: string): Promise<number | undefined> {
     try {
@@ -120,10 +120,14 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     }
   }
 
-  /** Runs `body` holding the session's append lock (short; across processes). */
+  /**
+   * Runs `body` holding the session's append lock (short; across processes). Every
+   * write, every erasure and every takeover of a stale turn lock happens under it,
+   * so a fenced write's check and the write itself are one step.
+   */
   async function exclusive<T>(key: SessionKey, p: Paths, body: () => Promise<T>): Promise<T> {
-    await mkdir(p.dir, { recursive: true });
-    const lock = await lockFile(p.appendLock, key, { ttlMs: 30_000, waitMs: 60_000 });
+    await makeDir(p);
+    const lock = await lockFile(p.appendLock, key, { waitMs: 60_000 });
     try {
       return await body();
     } finally {
@@ -131,65 +135,16 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     }
   }
 
-  /**
-   * Brings this process's bookkeeping of a file up to date (under the append
-   * lock): parses only what was appended since, truncates a torn last line.
-   */
-  async function catchUp(p: Paths): Promise<Known> {
-    const info = await stat(p.file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
-    if (!info || expired(info.mtimeMs)) {
-      await Promise.all([unlink(p.file).catch(() => {}), unlink(p.state).catch(() => {})]); // missing or expired: start afresh
-      known.delete(p.file);
-      return { ino: 0, offset: 0, count: 0, turnIds: new Set() };
-    }
-    let size = info.size;
-    let entry = known.get(p.file);
-    // A file replaced by a compaction (a new inode) or cut shorter is read again from its start.
-    if (!entry || entry.ino !== info.ino || entry.offset > size) entry = { ino: info.ino, offset: 0, count: 0, turnIds: new Set() };
-    if (size > entry.offset) {
-      const handle = await open(p.file, "r");
-      try {
-        const buffer = Buffer.alloc(size - entry.offset);
-        await handle.read(buffer, 0, buffer.length, entry.offset);
-        const { lines, rest } = completeLines(buffer.toString("utf8"));
-        for (const line of lines) {
-          const record = parseLine(line, p.file);
-          if (!isTurn(record)) continue;
-          entry.turnIds.add(record.t);
-          entry.count = record.n;
-        }
-        const tornBytes = Buffer.byteLength(rest);
-        if (tornBytes > 0) {
-          // A write that never finished (the writer was killed): cut it off.
-          size -= tornBytes;
-          await truncate(p.file, size);
-        }
-        entry.offset = size;
-      } finally {
-        await handle.close();
-      }
-    }
-    known.delete(p.file);
-    known.set(p.file, entry);
-    while (known.size > cacheLimit) known.delete(known.keys().next().value as string);
-    return entry;
-  }
-
-  /** Appends `text` in one write, creating the file with its header first if needed. */
-  async function write(key: SessionKey, p: Paths, entry: Known, text: string): Promise<void> {
-    const line = entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key } satisfies Header)}\n${text}` : text;
-    const handle = await open(p.file, "a");
+  /** Replaces a file atomically (a private temporary file, renamed over it); a failed write leaves no temporary behind. */
+  async function replaceFile(path: string, text: string): Promise<void> {
+    const temporary = `${path}.${crypto.randomUUID()}.tmp`;
     try {
-      await handle.write(line);
-      if (sync) await handle.sync();
-    } finally {
-      await handle.close();
+      await writeFile(temporary, text, { flush: sync, mode: 0o600 });
+      await rename(temporary, path);
+    } catch (error) {
+      await unlink(temporary).catch(() => {});
+      throw error;
     }
-    entry.offset += Buffer.byteLength(line);
-    if (entry.ino === 0) entry.ino = (await stat(p.file)).ino;
   }
 
   async function readState(p: Paths): Promise<Record<string, JsonValue>> {
@@ -201,8 +156,10 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     }
   }
 
+  /** Removes the session's files and its turn lock, so a turn in flight can no longer save into it. */
   async function removeSession(p: Paths): Promise<boolean> {
-    known.delete(p.file);
+    ledger.forget(p.file);
+    await unlink(p.turnLock).catch(() => {});
     let removed = false;
     for (const file of [p.file, p.state]) {
       try {
@@ -215,45 +172,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     return removed;
   }
 
-  /** Every live session: the header line of each file (a directory walk). */
-  async function allSessions(): Promise<{ key: SessionKey; id: string }[]> {
-    const found: { key: SessionKey; id: string }[] = [];
-    let shards: string[];
-    try {
-      shards = await readdir(root);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw error;
-    }
-    for (const shard of shards) {
-      let names: string[];
-      try {
-        names = await readdir(join(root, shard));
-      } catch {
-        continue; // not a folder of ours
-      }
-      for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
-        const file = join(root, shard, name);
-        const handle = await openIfExists(file);
-        if (!handle) continue;
-        try {
-          const info = await handle.stat();
-          if (expired(info.mtimeMs)) continue;
-          const head = Buffer.alloc(Math.min(info.size, 8_192));
-          await handle.read(head, 0, head.length, 0);
-          const firstLine = head.toString("utf8").split("\n")[0] ?? "";
-          const header = JSON.parse(firstLine) as Header;
-          const key = createSessionKey(header.key);
-          found.push({ key, id: encodeSessionKey(key) });
-        } catch {
-          // a file still being created, or not ours
-        } finally {
-          await handle.close();
-        }
-      }
-    }
-    return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  }
+  const allSessions = () => liveSessions(root, expired);
 
   const store: FileHistoryStore = {
     name: "file",
@@ -285,15 +204,16 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const encoded = encodeMessages(messages);
       if (encoded.length === 0) return { appended: true };
       const p = paths(sessionKey);
-      return exclusive(sessionKey, p, async () => {
-        const entry = await catchUp(p);
+      return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+        await checkFence(sessionKey, p, appendOptions);
+        const entry = await ledger.catchUp(p);
         if (entry.turnIds.has(turnId)) return { appended: false };
         const line = `${JSON.stringify({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
-        await write(sessionKey, p, entry, line);
+        await ledger.write(sessionKey, p, entry, line);
         entry.count += encoded.length;
         entry.turnIds.add(turnId);
         return { appended: true };
-      });
+      }));
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -305,22 +225,20 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       return value === undefined ? undefined : cloneJson(value);
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       stateName(name);
       const checked = stateValue(value);
       const p = paths(sessionKey);
-      await exclusive(sessionKey, p, async () => {
-        const entry = await catchUp(p);
-        if (entry.offset === 0) await write(sessionKey, p, entry, ""); // a session with state only: its header
-        const state = { ...(await readState(p)), [name]: checked };
-        const temporary = `${p.state}.${crypto.randomUUID()}.tmp`;
-        await writeFile(temporary, JSON.stringify(state), { flush: sync });
-        await rename(temporary, p.state);
+      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+        await checkFence(sessionKey, p, writeOptions);
+        const entry = await ledger.catchUp(p);
+        if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with state only: its header
+        await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), [name]: checked }));
         const now = new Date();
         await utimes(p.file, now, now); // a write renews the session's TTL
-      });
+      }));
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -329,36 +247,40 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const oldest = trimCount(trimOptions);
       if (oldest === 0) return 0;
       const p = paths(sessionKey);
-      return exclusive(sessionKey, p, async () => {
-        const entry = await catchUp(p);
+      return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+        const entry = await ledger.catchUp(p);
         if (entry.offset === 0) return 0;
-        const { lines } = completeLines(await readFile(p.file, "utf8"));
         let toDrop = oldest;
         let removed = 0;
         let count = 0;
-        const kept = lines.map((line) => {
-          const record = parseLine(line, p.file);
-          if (!isTurn(record)) return line;
-          const drop = Math.min(toDrop, record.m.length);
-          toDrop -= drop;
-          removed += drop;
-          count += record.m.length - drop;
-          // A turn whose messages all went keeps its line (and id), so a retry of it is still refused.
-          return JSON.stringify({ t: record.t, n: count, m: record.m.slice(drop) } satisfies TurnLine);
-        });
-        const temporary = `${p.file}.${crypto.randomUUID()}.tmp`;
-        await writeFile(temporary, `${kept.join("\n")}\n`, { flush: sync });
-        await rename(temporary, p.file);
-        known.delete(p.file);
+        const kept: string[] = [];
+        const handle = await open(p.file, "r");
+        try {
+          await forEachLine(handle, 0, entry.offset, (bytes) => {
+            const line = bytes.toString("utf8");
+            const record = parseLine(line, p.file);
+            if (!isTurn(record)) return void kept.push(line);
+            const drop = Math.min(toDrop, record.m.length);
+            toDrop -= drop;
+            removed += drop;
+            count += record.m.length - drop;
+            // A turn whose messages all went keeps its line (and id), so a retry of it is still refused.
+            kept.push(JSON.stringify({ t: record.t, n: count, m: record.m.slice(drop) } satisfies TurnLine));
+          });
+        } finally {
+          await handle.close();
+        }
+        await replaceFile(p.file, `${kept.join("\n")}\n`);
+        ledger.forget(p.file);
         return removed;
-      });
+      }));
     },
 
     async clear(key: SessionKey): Promise<void> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       const p = paths(sessionKey);
-      await exclusive(sessionKey, p, () => removeSession(p));
+      await onDisk("unknown", () => exclusive(sessionKey, p, () => removeSession(p)));
     },
 
     async count(key: SessionKey): Promise<number> {
@@ -395,7 +317,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       for (const { key } of await allSessions()) {
         if (!keyMatches(key, match)) continue;
         const p = paths(key);
-        if (await exclusive(key, p, () => removeSession(p))) deleted++;
+        if (await onDisk("unknown", () => exclusive(key, p, () => removeSession(p)))) deleted++;
       }
       return deleted;
     },
@@ -408,37 +330,25 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       const p = paths(sessionKey);
-      await mkdir(p.dir, { recursive: true });
-      return lockFile(p.turnLock, sessionKey, lockOptions);
+      await onDisk("not-stored", () => makeDir(p));
+      // A stale turn lock is broken under the append lock, which fenced writes hold while they check it.
+      return lockFile(p.turnLock, sessionKey, lockOptions, (body) => exclusive(sessionKey, p, body).then(() => true));
     },
 
     async prune(): Promise<number> {
       ensureOpen();
       if (ttlMs === undefined) return 0;
-      let pruned = 0;
-      let shards: string[] = [];
-      try {
-        shards = await readdir(root);
-      } catch {
-        return 0;
+      const files = await expiredFiles(root, expired);
+      for (const file of files) {
+        await Promise.all([unlink(file).catch(() => {}), unlink(file.replace(/\.jsonl$/, ".state.json")).catch(() => {})]);
+        ledger.forget(file);
       }
-      for (const shard of shards) {
-        const names = await readdir(join(root, shard)).catch(() => [] as string[]);
-        for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
-          const file = join(root, shard, name);
-          const info = await stat(file).catch(() => undefined);
-          if (!info || !expired(info.mtimeMs)) continue;
-          await Promise.all([unlink(file).catch(() => {}), unlink(file.replace(/\.jsonl$/, ".state.json")).catch(() => {})]);
-          known.delete(file);
-          pruned++;
-        }
-      }
-      return pruned;
+      return files.length;
     },
 
     async close(): Promise<void> {
       closed = true;
-      known.clear();
+      ledger.clear();
     },
   };
   return store;

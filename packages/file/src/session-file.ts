@@ -91,3 +91,58 @@ export async function openIfExists(path: string): Promise<FileHandle | undefined
     throw error;
   }
 }
+
+/** How much of a file `forEachLine` reads at once. */
+export const LINE_CHUNK = 8 * 1024 * 1024;
+
+/**
+ * Calls `onLine` with each complete line (without its newline) from byte `from` up
+ * to `to`, reading `chunk` bytes at a time, so a file of any size is never held as
+ * one string. Returns the offset just past the last complete line; what follows it
+ * is a torn or unfinished write.
+ */
+export async function forEachLine(
+  handle: FileHandle,
+  from: number,
+  to: number,
+  onLine: (line: Buffer) => void | Promise<void>,
+  chunk = LINE_CHUNK,
+): Promise<number> {
+  let position = from;
+  let carried = Buffer.alloc(0);
+  let complete = from;
+  while (position < to) {
+    const length = Math.min(chunk, to - position);
+    const read = Buffer.alloc(length);
+    const { bytesRead } = await handle.read(read, 0, length, position);
+    if (bytesRead === 0) break;
+    position += bytesRead;
+    const buffer = carried.length ? Buffer.concat([carried, read.subarray(0, bytesRead)]) : read.subarray(0, bytesRead);
+    let start = 0;
+    for (let end = buffer.indexOf(10); end >= 0; end = buffer.indexOf(10, start)) {
+      if (end > start) await onLine(buffer.subarray(start, end));
+      start = end + 1;
+    }
+    complete = position - (buffer.length - start);
+    carried = Buffer.from(buffer.subarray(start));
+  }
+  return complete;
+}
+
+/**
+ * The id and running count of a turn line, read from its start without parsing
+ * its messages (memoria writes `t` and `n` before `m`, and `,"m":` cannot occur
+ * inside the JSON string before it); undefined for the header line.
+ */
+export function turnHead(line: Buffer, path: string): { t: string; n: number } | undefined {
+  const end = line.indexOf(',"m":');
+  if (end < 0) {
+    const record = parseLine(line.toString("utf8"), path);
+    return isTurn(record) ? record : undefined;
+  }
+  const head = parseLine(`${line.toString("utf8", 0, end)}}`, path) as Partial<TurnLine>;
+  if (typeof head.t !== "string" || typeof head.n !== "number") {
+    throw new MemoriaError("CORRUPT_DATA", `A line of ${path} is not a turn; the file was changed by something other than memoria.`);
+  }
+  return { t: head.t, n: head.n };
+}

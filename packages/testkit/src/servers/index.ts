@@ -9,3 +9,4 @@ export {
 } from "./openai.js";
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";
 export { jongodbBinary, startJongodb } from "./jongodb.js";
+export { type SmallDisk, mountSmallDisk } from "./small-disk.js";

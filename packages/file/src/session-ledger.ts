@@ -1,0 +1,108 @@
+import { open, stat, truncate, unlink } from "node:fs/promises";
+import type { SessionKey } from "@memoria/core";
+import { fileError } from "./file-errors.js";
+import { type Header, forEachLine, turnHead } from "./session-file.js";
+
+/** What this process knows of a session's file (by inode), valid up to `offset` bytes. */
+export interface Known {
+  ino: number;
+  offset: number;
+  count: number;
+  turnIds: Set<string>;
+}
+
+/** The files of one session. */
+export interface Paths {
+  dir: string;
+  file: string;
+  state: string;
+  appendLock: string;
+  turnLock: string;
+}
+
+/**
+ * This process's bookkeeping of session files (message count, turn ids), brought
+ * up to date under the session's append lock by reading only what was appended
+ * since, and the one place that appends to a file.
+ */
+export class Ledger {
+  readonly #known = new Map<string, Known>();
+
+  constructor(
+    private readonly cacheLimit: number,
+    private readonly expired: (mtimeMs: number) => boolean,
+    private readonly sync: boolean,
+  ) {}
+
+  forget(file: string): void {
+    this.#known.delete(file);
+  }
+
+  clear(): void {
+    this.#known.clear();
+  }
+
+  /** Parses what was appended since this process last looked; truncates a torn last line. */
+  async catchUp(p: Paths): Promise<Known> {
+    const info = await stat(p.file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (!info || this.expired(info.mtimeMs)) {
+      await Promise.all([unlink(p.file).catch(() => {}), unlink(p.state).catch(() => {})]); // missing or expired: start afresh
+      this.#known.delete(p.file);
+      return { ino: 0, offset: 0, count: 0, turnIds: new Set() };
+    }
+    let entry = this.#known.get(p.file);
+    // A file replaced by a compaction (a new inode) or cut shorter is read again from its start.
+    if (!entry || entry.ino !== info.ino || entry.offset > info.size) entry = { ino: info.ino, offset: 0, count: 0, turnIds: new Set() };
+    if (info.size > entry.offset) {
+      const known = entry;
+      const handle = await open(p.file, "r");
+      try {
+        const complete = await forEachLine(handle, known.offset, info.size, (line) => {
+          const head = turnHead(line, p.file);
+          if (!head) return;
+          known.turnIds.add(head.t);
+          known.count = head.n;
+        });
+        // A write that never finished (the writer was killed, the disk filled): cut it off.
+        if (complete < info.size) await truncate(p.file, complete);
+        known.offset = complete;
+      } finally {
+        await handle.close();
+      }
+    }
+    this.#known.delete(p.file);
+    this.#known.set(p.file, entry);
+    while (this.#known.size > this.cacheLimit) this.#known.delete(this.#known.keys().next().value as string);
+    return entry;
+  }
+
+  /**
+   * Appends `text` in one write, creating the file (owner-only) with its header
+   * first if needed. A short or failed write is cut back off, so the file never
+   * keeps part of a turn that was reported as failed.
+   */
+  async write(key: SessionKey, p: Paths, entry: Known, text: string): Promise<void> {
+    const bytes = Buffer.from(entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key } satisfies Header)}\n${text}` : text);
+    const handle = await open(p.file, "a", 0o600);
+    let written = 0;
+    try {
+      written = (await handle.write(bytes)).bytesWritten;
+      if (written !== bytes.length) throw Object.assign(new Error(`no space left: wrote ${written} of ${bytes.length} bytes`), { code: "ENOSPC" });
+      if (this.sync) await handle.sync();
+    } catch (error) {
+      const cut = await handle.truncate(entry.offset).then(
+        () => true,
+        () => false,
+      );
+      this.#known.delete(p.file);
+      throw fileError(error, cut ? "not-stored" : "unknown");
+    } finally {
+      await handle.close();
+    }
+    entry.offset += bytes.length;
+    if (entry.ino === 0) entry.ino = (await stat(p.file)).ino;
+  }
+}
