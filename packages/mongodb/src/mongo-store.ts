@@ -14,7 +14,11 @@ import {
   StoreChatMessageHistory,
   SessionLocks,
   StoreClosedError,
+  type FencedWriteOptions,
+  LockLostError,
+  StoreUnavailableError,
   type TurnLock,
+  type WriteOutcome,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -22,7 +26,6 @@ import {
   encodeSessionKey,
   listLimit,
   loadPeerDependency,
-  pollForLock,
   readWindow,
   requireFilterField,
   stateName,
@@ -31,6 +34,8 @@ import {
   turnIdOf,
 } from "@memoria/core";
 import type { Db, Filter, MongoClient } from "mongodb";
+import type { MarkerDoc, MessageDoc, SessionDoc, StateDoc } from "./documents.js";
+import { sessionLock } from "./session-locks.js";
 
 export interface MongoStoreOptions {
   /** A connected or unconnected MongoClient; the store does not close it. */
@@ -43,6 +48,19 @@ export interface MongoStoreOptions {
   collectionName?: string;
   /** Seconds a session lives after its last write; unset, sessions never expire. `prune()` deletes expired ones. */
   ttlSeconds?: number;
+  /**
+   * How long the driver waits to find the server, and for any answer on a socket,
+   * before the call fails with `STORE_UNAVAILABLE` (a hung or unreachable server).
+   * Used when the store creates the client (from `url`).
+   * @default 10_000
+   */
+  operationTimeoutMs?: number;
+  /**
+   * The lease of the short per-session append lock that orders writes without
+   * transactions; renewed while held, so only a dead writer's lock waits it out.
+   * @default 10_000
+   */
+  appendLockTtlMs?: number;
 }
 
 export interface MongoHistoryStore extends HistoryStore {
@@ -52,61 +70,15 @@ export interface MongoHistoryStore extends HistoryStore {
   ready(): Promise<void>;
 }
 
-interface Lock {
-  o: string;
-  x: number;
-}
+type MongoModule = { MongoClient: new (url: string, options?: object) => MongoClient };
 
-/** One session: its key, the committed message count, and its locks. */
-interface SessionDoc {
-  _id: string;
-  k: Record<string, string>;
-  /** `field=value` strings of the key, indexed: `list` and `delete` by any field. */
-  kf: string[];
-  /** Messages with `q < n` are committed; a crash may leave more, which no one reads. */
-  n: number;
-  /** Messages with `q < b` were trimmed (compaction). */
-  b?: number;
-  /** A turn being written: its id and the sequence range it takes. */
-  pending?: { t: string; from: number; to: number } | null;
-  /** The short append lock, and the long turn lock. */
-  lock?: Lock | null;
-  turn?: Lock | null;
-  /** Expiry (epoch ms) or null. */
-  e?: number | null;
-}
-
-interface MessageDoc {
-  s: string;
-  q: number;
-  /** The message as codec JSON text: keys holding `$` or `.` stay data. */
-  p: string;
-}
-
-interface MarkerDoc {
-  _id: string;
-  s: string;
-}
-
-interface StateDoc {
-  _id: string;
-  s: string;
-  v: string;
-}
-
-type MongoModule = { MongoClient: new (url: string) => MongoClient };
-
-const DUPLICATE_KEY = 11000;
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,40}$/;
 
-function isDuplicate(error: unknown): boolean {
-  return (error as { code?: number })?.code === DUPLICATE_KEY;
-}
-
-function unavailable(error: unknown): unknown {
+/** An unreachable, hung or closed server as `StoreUnavailableError`, with what a write may have left behind; other errors as they are. */
+function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown {
   const name = (error as Error)?.name ?? "";
-  if (MemoriaError.isInstance(error) || !/MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoTopologyClosedError/.test(name)) return error;
-  return new MemoriaError("STORE_UNAVAILABLE", `MongoDB is unreachable: ${(error as Error).message}.`, { cause: error });
+  if (MemoriaError.isInstance(error) || !/MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoTopologyClosedError|MongoOperationTimeoutError/.test(name)) return error;
+  return new StoreUnavailableError(`MongoDB is unreachable: ${(error as Error).message}.`, { cause: error, outcome });
 }
 
 /**
@@ -121,6 +93,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
   if (!options.client && !options.url) throw new MemoriaError("INVALID_ARGUMENT", "createMongoStore needs a `client` or a `url`.");
+  const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  const appendLockTtlMs = options.appendLockTtlMs ?? 10_000;
   const owned = !options.client;
   let client = options.client;
   let started: Promise<Db> | undefined;
@@ -131,7 +105,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     started ??= (async () => {
       if (!client) {
         const mongodb = loadPeerDependency<MongoModule>("mongodb", "The MongoDB store", import.meta.url);
-        client = new mongodb.MongoClient(options.url as string);
+        client = new mongodb.MongoClient(options.url as string, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs });
       }
       await client.connect();
       const db = client.db(options.dbName ?? "memoria");
@@ -172,65 +146,32 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
   const alive = (doc: Pick<SessionDoc, "e"> | null): boolean => !!doc && (doc.e === undefined || doc.e === null || doc.e > Date.now());
   const expiry = () => (ttlMs === undefined ? null : Date.now() + ttlMs);
 
-  /**
-   * Takes a lock field of a session document (creating the document if needed):
-   * the filter matches only when the lock is free, expired or already this owner's,
-   * so a busy lock makes the upsert collide on `_id` instead. Matching our own owner
-   * makes a try idempotent: a write the server applied but reported as failed is
-   * picked up by the next try instead of wedging the session until the lock expires.
-   *
-   * `updateOne`, not `findOneAndUpdate`: the compatible test server runs the latter
-   * as a separate read and write, so under contention two owners both took the lock
-   * (10 of 600 handoffs), while `updateOne` excluded (0 of 1,800). On a real mongod
-   * both are atomic; this costs the append one `findOne` there.
-   */
-  async function takeLock(c: Collections, key: SessionKey, field: "lock" | "turn", owner: string, ttl: number): Promise<boolean> {
-    const now = Date.now();
-    const free = { $or: [{ [field]: { $exists: false } }, { [field]: null }, { [`${field}.x`]: { $lt: now } }, { [`${field}.o`]: owner }] } as Filter<SessionDoc>;
-    try {
-      const { matchedCount, upsertedCount } = await c.sessions.updateOne(
-        { _id: encodeSessionKey(key), ...free },
-        {
-          $set: { [field]: { o: owner, x: now + ttl } },
-          $setOnInsert: { k: { ...key }, kf: Object.keys(key).map((f) => `${f}=${key[f]}`), n: 0, e: expiry() },
-        } as never,
-        { upsert: true },
-      );
-      return matchedCount + upsertedCount > 0;
-    } catch (error) {
-      if (isDuplicate(error)) return false; // held by someone else
-      throw error;
-    }
-  }
-
-  async function releaseLock(c: Collections, id: string, field: "lock" | "turn", owner: string): Promise<void> {
-    await c.sessions.updateOne({ _id: id, [`${field}.o`]: owner } as Filter<SessionDoc>, { $set: { [field]: null } } as never);
-  }
-
-  /** Takes a lock field for `owner`, polling. */
-  function acquireLock(key: SessionKey, field: "lock" | "turn", owner: string, ttl: number, options: LockOptions): Promise<TurnLock> {
-    return pollForLock(key, options, {
-      take: () => guarded((c) => takeLock(c, key, field, owner, ttl)),
-      release: () => guarded((c) => releaseLock(c, encodeSessionKey(key), field, owner)),
-    });
-  }
-
   /** Appends of this store instance queue per session in process, so only other processes poll the lock. */
   const local = new SessionLocks();
 
-  /** Runs `body` holding the session's append lock: queued in this process, polled across processes. */
-  async function withAppendLock<T>(key: SessionKey, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
+  /**
+   * Runs `body` holding the session's append lock: queued in this process, polled
+   * across processes, renewed while held. A fenced write is checked here, once the
+   * lock is held: the session's turn lock must still be the write's. A document
+   * that refused write made (its lock upsert) goes again, so it is never listed.
+   */
+  async function withAppendLock<T>(key: SessionKey, fence: FencedWriteOptions | undefined, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
     const id = encodeSessionKey(key);
     const releaseLocal = await local.acquire(id);
     try {
-      const owner = crypto.randomUUID();
-      const lock = await acquireLock(key, "lock", owner, 30_000, { waitMs: 60_000 });
+      const c = await collections();
+      const lock = await sessionLock(c.sessions, key, "lock", { ttlMs: appendLockTtlMs, waitMs: 60_000 });
       try {
         // Taking the lock upserted the document, and erasure holds this lock too, so
-        // it is there unless the lock expired under a stall of more than 30 s.
-        const doc = await guarded((c) => c.sessions.findOne({ _id: id }));
-        if (!doc) throw new MemoriaError("STORE_UNAVAILABLE", `The append lock of session ${id} expired while held; nothing was written.`);
-        return await body(doc, owner);
+        // it is there unless the lock was lost under a stall longer than its lease.
+        const doc = await c.sessions.findOne({ _id: id });
+        if (!doc || lock.lost) throw new StoreUnavailableError(`The append lock of session ${id} was lost while held; nothing was written.`, { outcome: "not-stored" });
+        const token = fence?.lock?.token;
+        if (token !== undefined && doc.turn?.o !== token) {
+          if (doc.n === 0 && doc.e === 0) await c.sessions.deleteOne({ _id: id, n: 0, e: 0, "lock.o": lock.token } as Filter<SessionDoc>);
+          throw new LockLostError(key);
+        }
+        return await body(doc, lock.token);
       } finally {
         await lock.release();
       }
@@ -245,7 +186,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
    * still says so once the lock is held. True when it erased.
    */
   async function erase(c: Collections, found: SessionDoc, doomed: (current: SessionDoc) => boolean): Promise<boolean> {
-    return withAppendLock(createSessionKey(found.k), async (current) => {
+    return withAppendLock(createSessionKey(found.k), undefined, async (current) => {
       if (!doomed(current)) return false;
       await wipe(c, current._id);
       await c.sessions.deleteOne({ _id: current._id });
@@ -264,6 +205,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
    * Returns the committed count.
    */
   async function settle(c: Collections, doc: SessionDoc): Promise<number> {
+    if (doc.e === 0 && doc.n === 0 && !doc.pending) return 0; // new, or cleared (clear wiped it)
     if (!alive(doc)) {
       await wipe(c, doc._id);
       await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null } });
@@ -309,8 +251,11 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const turnId = turnIdOf(appendOptions);
       const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
       if (payloads.length === 0) return { appended: true };
-      return guarded((c) =>
-        withAppendLock(sessionKey, async (doc, owner) => {
+      // Until its marker is written, a failed turn is rolled back by the next writer; after, it is completed.
+      let outcome: WriteOutcome = "not-stored";
+      try {
+        return await withAppendLock(sessionKey, appendOptions, async (doc, owner) => {
+          const c = await collections();
           const n = await settle(c, doc);
           const marker = `${doc._id}\u0000${turnId}`;
           if (await c.turns.findOne({ _id: marker })) return { appended: false };
@@ -320,12 +265,15 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
             payloads.map((p, i) => ({ s: doc._id, q: n + i, p })),
             { ordered: true },
           );
+          outcome = "unknown";
           await c.turns.insertOne({ _id: marker, s: doc._id });
           // The commit, only while this owner still holds the append lock: the turn becomes visible.
           await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry() } });
           return { appended: true };
-        }),
-      );
+        });
+      } catch (error) {
+        throw unavailable(error, outcome);
+      }
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -339,12 +287,12 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       });
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue): Promise<void> {
+    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
       stateName(name);
       const v = JSON.stringify(stateValue(value));
       await guarded((c) =>
-        withAppendLock(sessionKey, async (doc) => {
+        withAppendLock(sessionKey, writeOptions, async (doc) => {
           await settle(c, doc);
           await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
           await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry() } });
@@ -357,7 +305,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const oldest = trimCount(trimOptions);
       if (oldest === 0) return 0;
       return guarded((c) =>
-        withAppendLock(sessionKey, async (doc) => {
+        withAppendLock(sessionKey, undefined, async (doc) => {
           const n = await settle(c, doc);
           const base = doc.b ?? 0;
           const to = Math.min(n, base + oldest);
@@ -372,9 +320,10 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     async clear(key: SessionKey): Promise<void> {
       const sessionKey = createSessionKey(key);
       await guarded((c) =>
-        withAppendLock(sessionKey, async (doc) => {
+        withAppendLock(sessionKey, undefined, async (doc) => {
           await wipe(c, doc._id);
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0 } });
+          // The turn lock goes too: a turn in flight can no longer save into the cleared session.
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0, turn: null } });
         }),
       );
       // e: 0 marks the session gone (not listed); its document is removed by prune or reused by the next append.
@@ -424,8 +373,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     },
 
     async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      const ttl = Math.max(1, Math.round(lockOptions.ttlMs ?? 60_000));
-      return acquireLock(createSessionKey(key), "turn", crypto.randomUUID(), ttl, lockOptions);
+      const sessionKey = createSessionKey(key);
+      return guarded((c) => sessionLock(c.sessions, sessionKey, "turn", lockOptions));
     },
 
     async prune(): Promise<number> {
