@@ -129,10 +129,15 @@ export class StoreUnavailableError extends MemoriaError {
   }
 }
 
-/** What a failed write left behind, judged from the error it failed with. */
+/**
+ * What a failed write left behind, judged from the error it failed with: the
+ * error's own `outcome` where it has one (`SaveError`, `StoreUnavailableError`),
+ * else unknown for an unreachable store and not-stored for anything else.
+ */
 export function writeOutcomeOf(error: unknown): WriteOutcome {
-  if (MemoriaError.hasCode(error, "STORE_UNAVAILABLE")) return (error as { outcome?: WriteOutcome }).outcome ?? "unknown";
-  return "not-stored";
+  const outcome = (error as { outcome?: unknown } | undefined)?.outcome;
+  if (MemoriaError.isInstance(error) && (outcome === "not-stored" || outcome === "unknown")) return outcome;
+  return MemoriaError.hasCode(error, "STORE_UNAVAILABLE") ? "unknown" : "not-stored";
 }
 
 /**

@@ -24,3 +24,36 @@ export interface StoreSuiteSetup {
   /** How many messages the large-session checks write. @default 2_000 */
   largeSessionSize?: number;
 }
+
+/** A server a fault scenario may break; each method present is a fault it can inject. */
+export interface FaultyServer {
+  /** What `createStore` connects to: a URL, or a path for embedded stores. */
+  url: string;
+  /** Stops the server cleanly and starts it again on the same port and data. */
+  restart?(): Promise<void>;
+  /** Kills the server with SIGKILL, as a crash would, and starts it again on the same port and data. */
+  crash?(): Promise<void>;
+  /** Freezes the server (SIGSTOP), as a hung host would. */
+  pause?(): void;
+  /** Thaws it (SIGCONT). */
+  resume?(): void;
+  /** Ends every client connection from the server's side (PostgreSQL's `pg_terminate_backend`). */
+  terminateConnections?(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** How the fault suite gets a server it may break, and stores on it. */
+export interface FaultSuiteSetup {
+  name: string;
+  /** A dedicated server (or folder) for the suite: the scenarios break it. */
+  start(): Promise<FaultyServer>;
+  /** A store on `target` whose server calls time out after `operationTimeoutMs`. */
+  createStore(target: string, options: { operationTimeoutMs: number }): Promise<HistoryStore> | HistoryStore;
+  /**
+   * A module exporting `createStore(target)`, loaded by the child processes of the
+   * writer scenarios (a writer killed mid-turn, a frozen writer); run with tsx.
+   */
+  storeModule?: string;
+  /** Why a fault the server cannot take is skipped, by the FaultyServer method it needs. */
+  skip?: Partial<Record<keyof FaultyServer, string>>;
+}

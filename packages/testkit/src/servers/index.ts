@@ -1,5 +1,5 @@
-export { type RunningServer, startPostgres } from "./postgres.js";
-export { freePort, postgresBinDir, runAs, startProcess, stopProcess, waitFor, which } from "./process.js";
+export { type RunningPostgres, type RunningServer, startPostgres } from "./postgres.js";
+export { freePort, postgresBinDir, processTree, runAs, signalTree, startProcess, stopProcess, waitFor, which } from "./process.js";
 export {
   type ChatCompletionReply,
   type ChatCompletionRequest,

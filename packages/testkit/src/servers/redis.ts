@@ -12,10 +12,21 @@ const HINT = "Install it (apt-get install redis-server) or set REDIS_URL to an e
 /** A running redis-server that can be killed and started again on the same port and data. */
 export interface RunningRedis extends RunningServer {
   port: number;
+  /** The folder holding its append-only file. */
+  dir: string;
   /** Kills the server at once (SIGKILL), as a crash would. */
   kill(): Promise<void>;
   /** Starts it again on the same port, with the same data folder. */
   restart(): Promise<void>;
+  /** Stops it cleanly (SIGTERM) and starts it again. */
+  restartGracefully(): Promise<void>;
+  /** Kills it (SIGKILL) and starts it again. */
+  crash(): Promise<void>;
+  /** Freezes it (SIGSTOP), as a hung host would; `resume` thaws it. */
+  pause(): void;
+  resume(): void;
+  /** Closes every client connection from the server's side (`CLIENT KILL TYPE normal`). */
+  terminateConnections(): Promise<void>;
 }
 
 async function ping(port: number): Promise<boolean> {
@@ -48,20 +59,40 @@ export async function startRedis(extra: string[] = []): Promise<RunningRedis> {
       () => `redis-server did not answer on port ${port}: ${server.output()}`,
     );
   await ready();
+  const relaunch = async () => {
+    server = launch(port, dir, extra);
+    await ready();
+  };
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    dir,
     get pid() {
       return server.child.pid as number;
     },
     async kill() {
       await stopProcess(server.child, server.exited, "SIGKILL");
     },
-    async restart() {
-      server = launch(port, dir, extra);
-      await ready();
+    restart: relaunch,
+    async restartGracefully() {
+      await stopProcess(server.child, server.exited, "SIGTERM");
+      await relaunch();
+    },
+    async crash() {
+      await stopProcess(server.child, server.exited, "SIGKILL");
+      await relaunch();
+    },
+    pause() {
+      server.child.kill("SIGSTOP");
+    },
+    resume() {
+      server.child.kill("SIGCONT");
+    },
+    async terminateConnections() {
+      await run(which("redis-cli", HINT), ["-h", "127.0.0.1", "-p", String(port), "CLIENT", "KILL", "TYPE", "normal"]);
     },
     async stop() {
+      server.child.kill("SIGCONT"); // a frozen server could not act on SIGTERM
       await stopProcess(server.child, server.exited, "SIGTERM");
       rmSync(dir, { recursive: true, force: true });
     },
@@ -71,6 +102,10 @@ export async function startRedis(extra: string[] = []): Promise<RunningRedis> {
 export interface RunningCluster {
   /** host:port of every master. */
   nodes: { host: string; port: number }[];
+  /** The masters themselves, to restart, crash or freeze. */
+  servers: RunningRedis[];
+  /** Resolves once every node reports cluster_state:ok again. */
+  ready(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -86,26 +121,32 @@ export async function startRedisCluster(masters = 3): Promise<RunningCluster> {
     }
     const addresses = servers.map((s) => `127.0.0.1:${s.port}`);
     await run(which("redis-cli", HINT), ["--cluster", "create", ...addresses, "--cluster-replicas", "0", "--cluster-yes"]);
-    await waitFor(
-      async () => {
-        const states = await Promise.all(
-          servers.map(async (s) => (await run("redis-cli", ["-p", String(s.port), "CLUSTER", "INFO"])).stdout.includes("cluster_state:ok")),
-        );
-        return states.every(Boolean);
-      },
-      30_000,
-      () => "the cluster did not reach cluster_state:ok",
-    );
+    await clusterReady(servers);
   } catch (error) {
     await Promise.all(servers.map((s) => s.stop()));
     throw error;
   }
   return {
     nodes: servers.map((s) => ({ host: "127.0.0.1", port: s.port })),
+    servers,
+    ready: () => clusterReady(servers),
     stop: async () => {
       await Promise.all(servers.map((s) => s.stop()));
     },
   };
+}
+
+function clusterReady(servers: RunningRedis[]): Promise<void> {
+  return waitFor(
+    async () => {
+      const states = await Promise.all(
+        servers.map(async (s) => (await run("redis-cli", ["-p", String(s.port), "CLUSTER", "INFO"]).catch(() => ({ stdout: "" }))).stdout.includes("cluster_state:ok")),
+      );
+      return states.every(Boolean);
+    },
+    30_000,
+    () => "the cluster did not reach cluster_state:ok",
+  );
 }
 
 /**

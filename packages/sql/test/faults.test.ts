@@ -1,0 +1,41 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { faultSuite } from "@memoria/testkit";
+import { startPostgres } from "@memoria/testkit/servers";
+import { createPostgresStore, createSqliteStore } from "../src/index.js";
+
+faultSuite({
+  name: "postgres",
+  async start() {
+    const server = await startPostgres({ durable: true });
+    return {
+      url: server.url,
+      restart: () => server.restart(),
+      crash: () => server.crash(),
+      pause: () => server.pause(),
+      resume: () => server.resume(),
+      terminateConnections: () => server.terminateConnections(),
+      stop: () => server.stop(),
+    };
+  },
+  createStore: (url, { operationTimeoutMs }) => createPostgresStore({ connectionString: url, operationTimeoutMs }),
+  storeModule: join(import.meta.dirname, "fixtures", "postgres-store.ts"),
+});
+
+const embedded = "SQLite is embedded: there is no server to";
+faultSuite({
+  name: "sqlite",
+  async start() {
+    const dir = mkdtempSync(join(tmpdir(), "memoria-sqlite-faults-"));
+    return { url: join(dir, "history.db"), stop: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+  createStore: (path) => createSqliteStore({ path }),
+  storeModule: join(import.meta.dirname, "fixtures", "sqlite-store.ts"),
+  skip: {
+    restart: `${embedded} restart (a process killed mid-turn is the scenario that applies)`,
+    crash: `${embedded} kill`,
+    pause: `${embedded} freeze`,
+    terminateConnections: `${embedded} cut off`,
+  },
+});
