@@ -126,3 +126,30 @@ describe("file store permissions", () => {
     await store.close();
   });
 });
+
+describe("file store erasure", () => {
+  it("after delete({ userId }), no file under the directory holds the user's messages, state or lock", async () => {
+    const directory = join(root, "erase");
+    const store = createFileStore({ directory });
+    const sentinel = `SENTINEL-${crypto.randomUUID()}`;
+    for (let c = 0; c < 3; c++) {
+      const key = { userId: "ada", conversationId: `c${c}` };
+      const held = await store.lock!(key);
+      await store.append(key, [new HumanMessage(`${sentinel} said in c${c}`)], { lock: held });
+      await store.setState(key, "summary", `${sentinel} summarised`, { lock: held });
+    }
+    await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
+    const holding = (needle: string) =>
+      (readdirSync(directory, { recursive: true }) as string[]).filter((name) => {
+        const path = join(directory, name);
+        return statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle));
+      });
+    expect(holding(sentinel).length).toBe(6);
+    expect(await store.delete({ userId: "ada" })).toBe(3);
+    expect(holding(sentinel)).toEqual([]);
+    expect(holding("bob stays")).toHaveLength(1);
+    // The turn locks went with the sessions: no lock file of an erased session is left.
+    expect((readdirSync(directory, { recursive: true }) as string[]).filter((name) => name.endsWith(".lock"))).toEqual([]);
+    await store.close();
+  });
+});

@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
@@ -163,4 +165,44 @@ describe("redis cluster", () => {
     await store.close();
     await cluster.quit();
   });
+});
+
+describe("redis erasure on disk", () => {
+  /** Files under the server's data folder (its append-only files) holding `needle`. */
+  function filesHolding(dir: string, needle: string): string[] {
+    const found: string[] = [];
+    for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+      const path = join(dir, name);
+      if (statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle))) found.push(name);
+    }
+    return found;
+  }
+
+  it("with rewriteAofOnDelete, after delete({ userId }) no append-only file holds the user's messages or state; without it they stay", async () => {
+    // Uncompressed RDB base files, so a scan for bytes means something after a rewrite too.
+    const aof = await startRedis(["--rdbcompression", "no"]);
+    try {
+      for (const rewriteAofOnDelete of [false, true]) {
+        const store = createRedisStore({ url: aof.url, rewriteAofOnDelete });
+        const sentinel = `SENTINEL-${crypto.randomUUID()}`;
+        const key = { userId: `ada-${rewriteAofOnDelete}`, conversationId: "c1" };
+        const held = await store.lock!(key);
+        await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
+        await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
+        await held.release();
+        await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage(`bob stays ${rewriteAofOnDelete}`)]);
+        expect(filesHolding(aof.dir, sentinel).length).toBeGreaterThan(0);
+        expect(await store.delete({ userId: key.userId })).toBe(1);
+        if (rewriteAofOnDelete) {
+          expect(filesHolding(aof.dir, sentinel)).toEqual([]);
+          expect(filesHolding(aof.dir, `bob stays ${rewriteAofOnDelete}`).length).toBeGreaterThan(0);
+        } else {
+          expect(filesHolding(aof.dir, sentinel).length).toBeGreaterThan(0); // erased in memory only, until the next rewrite
+        }
+        await store.close();
+      }
+    } finally {
+      await aof.stop();
+    }
+  }, 60_000);
 });

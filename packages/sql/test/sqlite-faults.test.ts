@@ -1,0 +1,83 @@
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory } from "@memoria/core";
+import { mountSmallDisk } from "@memoria/testkit/servers";
+import { afterAll, describe, expect, it } from "vitest";
+import { createSqliteStore } from "../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "memoria-sqlite-faults-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** Every file of the store's folder that holds `needle`, byte for byte. */
+function filesHolding(dir: string, needle: string): string[] {
+  return readdirSync(dir).filter((name) => readFileSync(join(dir, name)).includes(Buffer.from(needle)));
+}
+
+describe("sqlite on a full disk", () => {
+  it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and the next turn works once space is freed", async (context) => {
+    const disk = await mountSmallDisk(1024 * 1024);
+    if ("refused" in disk) return context.skip(disk.refused);
+    try {
+      const filler = join(disk.path, "filler");
+      writeFileSync(filler, Buffer.alloc(300 * 1024));
+      const store = createSqliteStore({ path: join(disk.path, "history.db") });
+      const chain = new RunnableWithMessageHistory({ store, lockOptions: { ttlMs: 1_000 }, runnable: RunnableLambda.from(() => "ok") });
+      const config = { configurable: { sessionId: "full" } };
+      let resolved = 0;
+      let failure: unknown;
+      for (let i = 0; i < 40 && !failure; i++) {
+        await chain.invoke(`turn ${i} ${"x".repeat(60_000)}`, config).then(
+          () => resolved++,
+          (error: unknown) => {
+            failure = error;
+          },
+        );
+      }
+      expect(resolved).toBeGreaterThan(0);
+      expect(failure).toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored", cause: { code: "STORE_UNAVAILABLE" } });
+      expect((failure as { cause: Error }).cause.message).toContain("disk is full");
+      expect(await store.count({ sessionId: "full" })).toBe(2 * resolved);
+      rmSync(filler);
+      await expect(chain.invoke("small again", config)).resolves.toBe("ok");
+      expect(await store.count({ sessionId: "full" })).toBe(2 * resolved + 2);
+      await store.close();
+    } finally {
+      await disk.unmount();
+    }
+  });
+});
+
+describe("sqlite erasure", () => {
+  it("after delete({ userId }), no byte of the user's messages or derived state is left in the database, its WAL or its lock file", async () => {
+    const dir = join(root, "erase");
+    const store = createSqliteStore({ path: join(dir, "history.db") });
+    const sentinel = `SENTINEL-${crypto.randomUUID()}`;
+    for (let c = 0; c < 3; c++) {
+      const key = { userId: "ada", conversationId: `c${c}` };
+      const held = await store.lock!(key);
+      await store.append(key, [new HumanMessage(`${sentinel} said in c${c}`)], { lock: held });
+      await store.setState(key, "summary", `${sentinel} summarised`, { lock: held });
+      await held.release();
+    }
+    await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
+    expect(filesHolding(dir, sentinel).length).toBeGreaterThan(0);
+    expect(await store.delete({ userId: "ada" })).toBe(3);
+    expect(filesHolding(dir, sentinel)).toEqual([]);
+    expect(filesHolding(dir, "bob stays").length).toBeGreaterThan(0);
+    expect(existsSync(join(dir, "history.db-wal")) ? statSync(join(dir, "history.db-wal")).size : 0).toBe(0);
+    expect((await store.read({ userId: "bob", conversationId: "c0" })).map((m) => m.content)).toEqual(["bob stays"]);
+    await store.close();
+  });
+
+  it("creates its database and lock files readable by their owner only", async () => {
+    const dir = join(root, "private");
+    const store = createSqliteStore({ path: join(dir, "history.db") });
+    await store.append({ sessionId: "s" }, [new HumanMessage("private")]);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    for (const name of readdirSync(dir)) expect([name, statSync(join(dir, name)).mode & 0o777]).toEqual([name, 0o600]);
+    await store.close();
+  });
+});
