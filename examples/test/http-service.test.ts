@@ -72,6 +72,8 @@ describe("chat service", () => {
       expect(((await response.json()) as { error: string }).error).toContain("conversationId");
     }
     expect((await get("alice-token", "/conversations")).body.conversations).toEqual(["c1"]);
+    const malformed = await get("alice-token", "/conversations/%E0%A4%A/messages");
+    expect(malformed).toEqual({ status: 400, body: { error: "malformed percent-encoding in the path" } });
   });
 
   it("serves 300 concurrent conversations with nothing lost (bounded load test on loopback)", async () => {

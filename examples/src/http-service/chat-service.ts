@@ -101,7 +101,7 @@ export function createChatService(options: ChatServiceOptions) {
     }
     const messagesRoute = /^\/conversations\/([^/]+)\/messages$/.exec(url.pathname);
     if (request.method === "GET" && messagesRoute) {
-      const conversationId = decodeURIComponent(messagesRoute[1] as string);
+      const conversationId = decodePathSegment(messagesRoute[1] as string);
       const messages = await store.read({ userId, conversationId });
       sendJson(response, 200, { messages: messages.map((m) => ({ role: m.getType(), content: m.content })) });
       return;
@@ -121,6 +121,15 @@ export function createChatService(options: ChatServiceOptions) {
       else sendJson(response, 500, { error: "internal error" });
     });
   });
+}
+
+/** A percent-encoded path segment, or a 400 when its encoding is malformed (`%E0%A4%A`). */
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "malformed percent-encoding in the path");
+  }
 }
 
 /** Aborts the turn when the client goes away before the answer is complete. */

@@ -99,6 +99,9 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const sessions = new Map<string, Session>();
   const leases = new LocalLeases();
   let closed = false;
+  // Expired sessions are freed as they expire, not only when something lists them.
+  const sweeper = ttlSeconds === undefined ? undefined : setInterval(() => live(), Math.min(ttlSeconds * 1000, 60_000));
+  sweeper?.unref?.();
   const keep: (message: EncodedMessage) => Kept = options.frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
   /** A new array of the messages from index `from` on: the frozen objects themselves, or decoded copies. */
   const give: (kept: Kept[], from: number) => BaseMessage[] = options.frozen
@@ -254,6 +257,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
     async close(): Promise<void> {
       closed = true;
+      clearInterval(sweeper);
       sessions.clear();
       leases.clear();
     },

@@ -62,6 +62,13 @@ export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends Tu
   busySession?: BusySessionPolicy;
   /** Options for the store's cross-process turn lock, where it has one. */
   lockOptions?: LockOptions;
+  /**
+   * The largest input a turn may bring, in bytes of its stored form; a larger one
+   * is refused with `INVALID_INPUT` before the model runs, and nothing is written.
+   * Bounds what one request can add to a session. `0` turns the check off.
+   * @default 4 MiB
+   */
+  maxInputBytes?: number;
   /** What is stored when the runnable throws (also mid-stream). @default "nothing" */
   saveOnError?: IncompleteTurnPolicy;
   /** What is stored when the consumer stops a stream early. @default "partial" */
@@ -113,6 +120,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   readonly saveOnCancel: IncompleteTurnPolicy;
   readonly #config: RunnableConfig;
   readonly #lockOptions: LockOptions;
+  readonly #maxInputBytes: number;
   readonly #onSaveError?: RunnableWithMessageHistoryInput<RunOutput>["onSaveError"];
   readonly #onMemoryError?: RunnableWithMessageHistoryInput<RunOutput>["onMemoryError"];
 
@@ -138,6 +146,10 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     this.saveOnCancel = oneOf("saveOnCancel", fields.saveOnCancel ?? "partial", ["nothing", "input", "partial"]);
     this.#config = fields.config ?? {};
     this.#lockOptions = fields.lockOptions ?? {};
+    this.#maxInputBytes = fields.maxInputBytes ?? 4 * 1024 * 1024;
+    if (!Number.isSafeInteger(this.#maxInputBytes) || this.#maxInputBytes < 0) {
+      throw new MemoriaError("INVALID_ARGUMENT", `maxInputBytes must be a whole number of bytes >= 0, got ${fields.maxInputBytes}.`);
+    }
     this.#onSaveError = fields.onSaveError;
     this.#onMemoryError = fields.onMemoryError;
   }
@@ -212,7 +224,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const turnId = turnIdOf({ turnId: config.configurable?.turnId });
     const inputMessages = inputMessagesOf(input, this);
     const unfenced = await this.#backend(sessionKey);
-    if (unfenced.store) encodeMessages(inputMessages); // refuse unstorable input before the model runs
+    if (unfenced.store) this.#checkInput(inputMessages); // refuse unstorable input before the model runs
     const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
       const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
@@ -266,6 +278,16 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       }
     };
     return { release, storeLock };
+  }
+
+  /** Refuses input the store could not keep, or larger than `maxInputBytes`. */
+  #checkInput(inputMessages: BaseMessage[]): void {
+    const encoded = encodeMessages(inputMessages);
+    if (this.#maxInputBytes === 0) return;
+    const bytes = Buffer.byteLength(JSON.stringify(encoded));
+    if (bytes > this.#maxInputBytes) {
+      throw new MemoriaError("INVALID_INPUT", `The turn's input is ${bytes} bytes, more than maxInputBytes (${this.#maxInputBytes}); nothing was stored. Raise maxInputBytes if such inputs are expected.`);
+    }
   }
 
   /** @internal Stores a turn's messages, or hands the failure to `onSaveError`. */

@@ -14,6 +14,8 @@ export interface RunningServer {
 
 /** A running PostgreSQL that a test may restart, crash, freeze, or cut off from its clients. */
 export interface RunningPostgres extends RunningServer {
+  /** The data folder (readable by root, for tests that scan it). */
+  dataDir: string;
   /** A fast shutdown (SIGINT), then a start on the same port and data. */
   restart(): Promise<void>;
   /** SIGKILL to the postmaster and every backend, then a start (crash recovery) on the same port and data. */
@@ -87,6 +89,7 @@ export async function startPostgres(options: { durable?: boolean } = {}): Promis
   const psql = (sql: string) => run(join(bin, "psql"), ["-h", "127.0.0.1", "-p", String(port), "-U", "memoria", "-d", "postgres", "-Atc", sql]);
   return {
     url: `postgres://memoria@127.0.0.1:${port}/postgres`,
+    dataDir: data,
     get pid() {
       return server.child.pid as number;
     },

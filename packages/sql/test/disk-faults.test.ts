@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
-import { mountSmallDisk } from "@memoria/testkit/servers";
+import { mountSmallDisk, startPostgres } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSqliteStore } from "../src/index.js";
+import { createPostgresStore, createSqliteStore } from "../src/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "memoria-sqlite-faults-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -81,3 +81,50 @@ describe("sqlite erasure", () => {
     await store.close();
   });
 });
+
+describe("postgres erasure", () => {
+  it("after delete({ userId }) and the documented VACUUM FULL + CHECKPOINT, no table file holds the user's messages or state", async (context) => {
+    if (process.getuid?.() !== 0) return context.skip("scanning the server's data folder needs root (the server runs as postgres)");
+    const server = await startPostgres();
+    const pg = (await import("pg")).default;
+    const admin = new pg.Client({ connectionString: server.url });
+    try {
+      await admin.connect();
+      const store = createPostgresStore({ connectionString: server.url });
+      const sentinel = `SENTINEL-${crypto.randomUUID()}`;
+      const key = { userId: "ada", conversationId: "c1" };
+      const held = await store.lock!(key);
+      await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
+      await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
+      await held.release();
+      await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob stays")]);
+      const tableFiles = () => filesUnder(join(server.dataDir, "base"), sentinel);
+      await admin.query("CHECKPOINT");
+      expect(tableFiles().length).toBeGreaterThan(0);
+      expect(await store.delete({ userId: "ada" })).toBe(1);
+      await admin.query("CHECKPOINT");
+      expect(tableFiles().length).toBeGreaterThan(0); // deleted rows stay in the heap until vacuumed
+      for (const sql of POSTGRES_ERASE_SQL) await admin.query(sql);
+      expect(tableFiles()).toEqual([]);
+      expect((await store.read({ userId: "bob", conversationId: "c1" })).map((m) => m.content)).toEqual(["bob stays"]);
+      await store.close();
+    } finally {
+      await admin.end().catch(() => undefined);
+      await server.stop();
+    }
+  }, 60_000);
+});
+
+/** What docs/faults-and-erasure.md tells PostgreSQL users to run after an erasure. */
+const POSTGRES_ERASE_SQL = [
+  "VACUUM FULL memoria_messages, memoria_state, memoria_turns, memoria_session_fields, memoria_sessions, memoria_locks",
+  "CHECKPOINT",
+];
+
+/** Files under `dir` (recursively) holding `needle`. */
+function filesUnder(dir: string, needle: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).filter((name) => {
+    const path = join(dir, name);
+    return statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle));
+  });
+}
