@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
-import { mountSmallDisk } from "@memoria/testkit/servers";
+import { filesHolding, mountSmallDisk } from "@memoria/testkit/servers";
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -139,11 +139,7 @@ describe("file store erasure", () => {
       await store.setState(key, "summary", `${sentinel} summarised`, { lock: held });
     }
     await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
-    const holding = (needle: string) =>
-      (readdirSync(directory, { recursive: true }) as string[]).filter((name) => {
-        const path = join(directory, name);
-        return statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle));
-      });
+    const holding = (needle: string) => filesHolding(directory, needle);
     expect(holding(sentinel).length).toBe(6);
     expect(await store.delete({ userId: "ada" })).toBe(3);
     expect(holding(sentinel)).toEqual([]);

@@ -1,10 +1,8 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import { HOSTILE_BUT_VALID_IDS, numbered } from "@memoria/testkit";
-import { type RunningRedis, startRedis } from "@memoria/testkit/servers";
+import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedisStore, keyLayout } from "../src/index.js";
@@ -168,15 +166,6 @@ describe("redis cluster", () => {
 });
 
 describe("redis erasure on disk", () => {
-  /** Files under the server's data folder (its append-only files) holding `needle`. */
-  function filesHolding(dir: string, needle: string): string[] {
-    const found: string[] = [];
-    for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-      const path = join(dir, name);
-      if (statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle))) found.push(name);
-    }
-    return found;
-  }
 
   it("with rewriteAofOnDelete, after delete({ userId }) no append-only file holds the user's messages or state; without it they stay", async () => {
     // Uncompressed RDB base files, so a scan for bytes means something after a rewrite too.

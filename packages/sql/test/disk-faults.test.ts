@@ -1,20 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
-import { mountSmallDisk, startPostgres } from "@memoria/testkit/servers";
+import { filesHolding, mountSmallDisk, startPostgres } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStore, createSqliteStore } from "../src/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "memoria-sqlite-faults-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Every file of the store's folder that holds `needle`, byte for byte. */
-function filesHolding(dir: string, needle: string): string[] {
-  return readdirSync(dir).filter((name) => readFileSync(join(dir, name)).includes(Buffer.from(needle)));
-}
 
 describe("sqlite on a full disk", () => {
   it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and the next turn works once space is freed", async (context) => {
@@ -98,7 +94,7 @@ describe("postgres erasure", () => {
       await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
       await held.release();
       await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob stays")]);
-      const tableFiles = () => filesUnder(join(server.dataDir, "base"), sentinel);
+      const tableFiles = () => filesHolding(join(server.dataDir, "base"), sentinel);
       await admin.query("CHECKPOINT");
       expect(tableFiles().length).toBeGreaterThan(0);
       expect(await store.delete({ userId: "ada" })).toBe(1);
@@ -121,10 +117,3 @@ const POSTGRES_ERASE_SQL = [
   "CHECKPOINT",
 ];
 
-/** Files under `dir` (recursively) holding `needle`. */
-function filesUnder(dir: string, needle: string): string[] {
-  return (readdirSync(dir, { recursive: true }) as string[]).filter((name) => {
-    const path = join(dir, name);
-    return statSync(path).isFile() && readFileSync(path).includes(Buffer.from(needle));
-  });
-}

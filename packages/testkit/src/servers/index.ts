@@ -10,3 +10,4 @@ export {
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";
 export { jongodbBinary, startJongodb } from "./jongodb.js";
 export { type SmallDisk, mountSmallDisk } from "./small-disk.js";
+export { filesHolding } from "./raw-scan.js";
