@@ -34,6 +34,8 @@ export {
   decodeMessage,
   encodeMessage,
   encodeMessages,
+  encodePayloads,
+  toStoredText,
   serializeMessage,
 } from "./message-codec.js";
 export {

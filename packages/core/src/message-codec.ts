@@ -113,6 +113,25 @@ export function encodeMessages(messages: readonly BaseMessage[]): EncodedMessage
   return messages.map((message, index) => encodeMessage(message, index));
 }
 
+/**
+ * JSON text of an encoded message (or of a record holding messages), refusing one
+ * too large for a string (about 512 MB) with `InvalidMessageError` instead of
+ * JavaScript's `RangeError`.
+ */
+export function toStoredText(value: unknown, index = 0): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError) throw new InvalidMessageError(index, "", "it is too large to store as one piece of text");
+    throw error;
+  }
+}
+
+/** The messages as stored JSON texts, one per message (`encodeMessages`, then `toStoredText`). */
+export function encodePayloads(messages: readonly BaseMessage[]): string[] {
+  return encodeMessages(messages).map((message, index) => toStoredText(message, index));
+}
+
 const TYPE_ALIASES: Record<string, StoredMessageType> = {
   human: "human",
   user: "human",

@@ -7,7 +7,7 @@ import {
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, decodeMessage, encodeMessage, serializeMessage } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -134,3 +134,20 @@ function catchIt(fn: () => unknown): unknown {
   }
   return undefined;
 }
+
+describe("messages too large to store", () => {
+  it("are refused with InvalidMessageError (naming the message), not JavaScript's RangeError", () => {
+    // One 100 MiB string referenced six times: over the largest string once serialized.
+    const chunk = "x".repeat(100 * 1024 * 1024);
+    const error = (() => {
+      try {
+        toStoredText({ m: Array.from({ length: 6 }, () => chunk) }, 3);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toMatchObject({ code: "INVALID_MESSAGE", index: 3 });
+    expect((error as Error).message).toContain("too large to store");
+    expect(encodePayloads([new HumanMessage("small")])).toEqual([JSON.stringify(encodeMessage(new HumanMessage("small")))]);
+  });
+});

@@ -24,6 +24,7 @@ import {
   createSessionKey,
   decodeMessage,
   encodeMessages,
+  toStoredText,
   encodeSessionKey,
   keyMatches,
   listLimit,
@@ -208,7 +209,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         await checkFence(sessionKey, p, appendOptions);
         const entry = await ledger.catchUp(p);
         if (entry.turnIds.has(turnId)) return { appended: false };
-        const line = `${JSON.stringify({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
+        const line = `${toStoredText({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
         await ledger.write(sessionKey, p, entry, line);
         entry.count += encoded.length;
         entry.turnIds.add(turnId);

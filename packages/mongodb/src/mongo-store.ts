@@ -22,7 +22,7 @@ import {
   createKeyFilter,
   createSessionKey,
   decodeMessage,
-  encodeMessages,
+  encodePayloads,
   encodeSessionKey,
   listLimit,
   loadPeerDependency,
@@ -249,7 +249,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
-      const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
+      const payloads = encodePayloads(messages);
       if (payloads.length === 0) return { appended: true };
       // Until its marker is written, a failed turn is rolled back by the next writer; after, it is completed.
       let outcome: WriteOutcome = "not-stored";

@@ -21,7 +21,7 @@ import {
   createSessionKey,
   decodeMessage,
   decodeSessionKey,
-  encodeMessages,
+  encodePayloads,
   encodeSessionKey,
   keyMatches,
   listLimit,
@@ -181,7 +181,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
-      const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
+      const payloads = encodePayloads(messages);
       if (payloads.length === 0) return { appended: true };
       const id = encodeSessionKey(sessionKey);
       const { keys, token } = scriptKeys(id, appendOptions);

@@ -18,7 +18,7 @@ import {
   createKeyFilter,
   createSessionKey,
   decodeMessage,
-  encodeMessages,
+  encodePayloads,
   encodeSessionKey,
   listLimit,
   readWindow,
@@ -183,7 +183,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
-      const payloads = encodeMessages(messages).map((message) => JSON.stringify(message));
+      const payloads = encodePayloads(messages);
       await ready();
       if (payloads.length === 0) return { appended: true };
       return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId, appendOptions)) };

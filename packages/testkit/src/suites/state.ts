@@ -68,5 +68,13 @@ export function stateSuite(setup: StoreSuiteSetup): void {
         expect(await other.getState(key, "summary")).toEqual({ text: "shared" });
       });
     });
+
+    it("a rejected state write creates no session: nothing is listed and nothing is counted", async () => {
+      const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c" };
+      await expect(store().setState(key, "1 not a name", "x")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expect(store().setState(key, "ok", (() => "not json") as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      expect((await store().list({ userId: key.userId })).sessions).toEqual([]);
+      expect(await store().count(key)).toBe(0);
+    });
   });
 }
