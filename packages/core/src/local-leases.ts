@@ -10,8 +10,10 @@ interface Held {
 
 /**
  * Turn locks held in this process's memory, for a store whose data lives there
- * too: the same leases and fencing as a server store's locks, so erasure and a
- * lost lock behave alike on every store.
+ * too: the same fencing as a server store's locks, so erasure and a lost lock
+ * behave alike on every store. A holder lives in the same process as the lock, so
+ * it cannot stall apart from it: leases are taken for their TTL and not renewed
+ * (no timer per turn).
  */
 export class LocalLeases {
   readonly #held = new Map<string, Held>();
@@ -25,11 +27,6 @@ export class LocalLeases {
       take: async () => {
         const held = this.#held.get(id);
         if (held && held.owner !== owner && held.expiresAt > Date.now()) return false;
-        this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
-        return true;
-      },
-      renew: async () => {
-        if (!holds()) return false;
         this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
         return true;
       },

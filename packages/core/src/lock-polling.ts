@@ -18,9 +18,11 @@ export interface PolledLock {
   release(): Promise<void>;
   /**
    * Extends the lease by the TTL if this owner still holds the lock; false when it
-   * does not (another owner took it after it expired, or it was erased).
+   * does not (another owner took it after it expired, or it was erased). Leave it
+   * out where a holder cannot stall apart from the lock (a lock in the holder's own
+   * memory): the lease is then not renewed.
    */
-  renew(): Promise<boolean>;
+  renew?(): Promise<boolean>;
 }
 
 /** Checks the TTL and wait of lock options, returning them with defaults filled in. */
@@ -42,15 +44,17 @@ class Lease implements TurnLock {
   #lost = false;
   #released = false;
   #renewing = false;
-  #timer: ReturnType<typeof setInterval>;
+  #timer: ReturnType<typeof setInterval> | undefined;
   #confirmedAt = Date.now();
 
   constructor(
     private readonly lock: PolledLock,
     private readonly ttlMs: number,
   ) {
-    this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(ttlMs / 3)));
-    this.#timer.unref?.();
+    if (lock.renew) {
+      this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(ttlMs / 3)));
+      this.#timer.unref?.();
+    }
   }
 
   get token(): string {
@@ -66,7 +70,7 @@ class Lease implements TurnLock {
     this.#renewing = true;
     const asked = Date.now();
     try {
-      if (await this.lock.renew()) this.#confirmedAt = asked;
+      if (await this.lock.renew?.()) this.#confirmedAt = asked;
       else if (!this.#released) this.#lose();
     } catch {
       if (Date.now() - this.#confirmedAt >= this.ttlMs) this.#lose(); // unreachable for a whole lease
