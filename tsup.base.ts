@@ -12,5 +12,8 @@ export function packageBuild(entry: Options["entry"] = ["src/index.ts"]): Option
     splitting: false,
     treeshake: true,
     shims: true,
+    // Without it esbuild renames classes that refer to themselves (MemoriaError became
+    // "_MemoriaError" in dist), and errors would print under the wrong name.
+    keepNames: true,
   };
 }

@@ -10,9 +10,9 @@
 import { SystemMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, HumanMessagePromptTemplate, MessagesPlaceholder, PromptTemplate } from "@langchain/core/prompts";
 import { LLMChain } from "@langchain/classic/chains";
+import { PromptPrinter } from "@memoria/core";
 import { BufferMemory } from "@memoria/memory";
 import { OfflineChatModel } from "./offline-model.js";
-import { PromptPrinter } from "./prompt-printer.js";
 
 export async function main(log: (line: string) => void = console.log): Promise<void> {
   const config = { callbacks: [new PromptPrinter((text) => log(text.trimEnd()))] };

@@ -66,7 +66,7 @@ describe("chat service", () => {
   it("refuses requests without a known token, and bad conversation ids, writing nothing", async () => {
     expect((await chat(undefined, { conversationId: "c1", message: "hi" })).status).toBe(401);
     expect((await chat("forged", { conversationId: "c1", message: "hi" })).status).toBe(401);
-    for (const conversationId of ["", "a\nb", "x".repeat(300), 7, undefined]) {
+    for (const conversationId of ["", "a\nb", "x".repeat(300), 7.5, true, undefined]) {
       const response = await chat("alice-token", { conversationId, message: "hi" });
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: string }).error).toContain("conversationId");

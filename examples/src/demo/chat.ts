@@ -16,10 +16,9 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { type MemoryStrategy, MemoriaError, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
+import { type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
 import { summaryBufferMemory, windowMemory } from "@memoria/memory";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
-import { PromptPrinter } from "../prompt-printer.js";
 import { chooseModel } from "./model.js";
 
 export interface DemoIo {

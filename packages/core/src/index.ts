@@ -80,3 +80,4 @@ export { loadPeerDependency } from "./load-peer.js";
 export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
 export { LocalLeases } from "./local-leases.js";
 export { memoryContext } from "./session-backend.js";
+export { PromptPrinter } from "./prompt-printer.js";

@@ -1,11 +1,12 @@
 import type { CallbackManagerForChainRun } from "@langchain/core/callbacks/manager";
 import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage, BaseMessageLike } from "@langchain/core/messages";
-import { Runnable, type RunnableConfig, mergeConfigs, patchConfig } from "@langchain/core/runnables";
+import { Runnable, type RunnableConfig, mergeConfigs } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, type SaveError, SessionBusyError } from "./errors.js";
 import { type HistoryStore, type LockOptions, type TurnLock, turnIdOf } from "./history-store.js";
 import { type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
+import { childRun } from "./history-runs.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
 import {
@@ -167,11 +168,11 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
 
   readonly #invokeTurn = async (input: RunInput, options?: Partial<RunnableConfig>, runManager?: CallbackManagerForChainRun) => {
     const config = options ?? {};
-    const turn = await this.#begin(input, config);
+    const turn = await this.#begin(input, config, runManager);
     try {
       let output: RunOutput;
       try {
-        output = await this.runnable.invoke(turn.runnableInput, patchConfig(config, { callbacks: runManager?.getChild() }));
+        output = await this.runnable.invoke(turn.runnableInput, turn.runnableConfig());
       } catch (error) {
         await turn.saveIncomplete(this.saveOnError, undefined, "failed", error);
         throw error;
@@ -192,11 +193,11 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const config = options ?? {};
     let input!: RunInput;
     for await (const chunk of inputs) input = chunk;
-    const turn = await this.#begin(input, config);
+    const turn = await this.#begin(input, config, runManager);
     let aggregate: RunOutput | undefined;
     let settled = false;
     try {
-      const stream = await this.runnable.stream(turn.runnableInput, patchConfig(config, { callbacks: runManager?.getChild() }));
+      const stream = await this.runnable.stream(turn.runnableInput, turn.runnableConfig());
       try {
         for await (const chunk of stream) {
           aggregate = aggregate === undefined ? chunk : (concat(aggregate as never, chunk as never) as RunOutput);
@@ -216,8 +217,11 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     }
   };
 
-  /** Resolves the session, takes its turn lock, and loads the history for the prompt. */
-  async #begin(input: RunInput, config: RunnableConfig): Promise<Turn> {
+  /**
+   * Resolves the session, takes its turn lock, and loads the history for the
+   * prompt (traced as `insertHistory` → `loadHistory` when the call has callbacks).
+   */
+  async #begin(input: RunInput, config: RunnableConfig, runManager?: CallbackManagerForChainRun): Promise<Turn> {
     const sessionKey = sessionKeyFromConfig(config.configurable, this.sessionFields, {
       [this.inputMessagesKey ?? "input"]: "hello",
     });
@@ -228,9 +232,12 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
       const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
-      const history = await this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
+      const load = () => this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
+      const history = await childRun(runManager?.getChild(), "insertHistory", sessionKey, input, (inner) =>
+        childRun(inner, "loadHistory", sessionKey, input, load),
+      );
       const runnableInput = withHistory(input, history, inputMessages, this);
-      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, release);
+      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, release, runManager);
     } catch (error) {
       await release();
       throw error;

@@ -20,6 +20,8 @@ export interface Backend {
   trim?(oldest: number): Promise<number>;
   /** The same session, with every write fenced by `lock`: refused once the lock is lost. */
   fenced?(lock: TurnLock): Backend;
+  /** The session as a LangChain chat history (`configurable.messageHistory` of the wrapped runnable). */
+  chatHistory(): BaseChatMessageHistory | BaseListChatMessageHistory;
 }
 
 export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock): Backend {
@@ -34,6 +36,7 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
     trim: store.trim ? (oldest) => (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest }) : undefined,
     fenced: (held) => storeBackend(store, key, held),
+    chatHistory: () => store.history(key),
   };
 }
 
@@ -69,6 +72,7 @@ export function historyBackend(history: BaseChatMessageHistory | BaseListChatMes
       await history.addMessages(messages);
       return true;
     },
+    chatHistory: () => history,
   };
 }
 

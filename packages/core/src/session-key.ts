@@ -55,7 +55,8 @@ function checkValue(field: string, value: unknown, hint?: string | (() => string
 function explainValue(field: string, value: unknown, hint?: string): never {
   if (value === undefined || value === null) throw new InvalidSessionKeyError(field, "it is missing", hint);
   if (typeof value !== "string") {
-    throw new InvalidSessionKeyError(field, `expected a string, got ${describeType(value)}`, hint);
+    const what = typeof value === "number" ? `the number ${value}, which is not a whole number` : describeType(value);
+    throw new InvalidSessionKeyError(field, `expected a string (or, in a call's config, a whole number), got ${what}`, hint);
   }
   if (value.length === 0) throw new InvalidSessionKeyError(field, "it is empty", hint);
   if (value.length > MAX_KEY_VALUE_LENGTH) {
@@ -127,8 +128,9 @@ export function sessionKeyFromConfig(
   };
   return freezeRecord(
     fields.map((field): [string, string] => {
-      const value =
-        configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
+      const raw = configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
+      // LangChain accepts a numeric session id: a whole number is its decimal string.
+      const value = typeof raw === "number" && Number.isSafeInteger(raw) ? String(raw) : raw;
       checkValue(field, value, hint);
       return [field, value];
     }),

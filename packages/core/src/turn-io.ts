@@ -86,7 +86,17 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys): BaseMessage[]
       const first = generations[0]?.[0];
       value = first?.message ?? first?.text;
     } else {
-      value = output[dictKey(output, keys.outputMessagesKey, "output")];
+      const key = dictKey(output, keys.outputMessagesKey, "output");
+      if (!Object.hasOwn(output, key)) {
+        const found = Object.keys(output).map((k) => JSON.stringify(k)).join(", ") || "none";
+        throw new MemoriaError(
+          "INVALID_OUTPUT",
+          keys.outputMessagesKey === undefined
+            ? `The runnable returned an object with keys ${found} and no "output" key; set outputMessagesKey to the key that holds the answer.`
+            : `The runnable's output has no "${key}" key (outputMessagesKey); its keys are ${found}.`,
+        );
+      }
+      value = output[key];
     }
   }
   return toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");

@@ -1,5 +1,7 @@
+import type { CallbackManagerForChainRun } from "@langchain/core/callbacks/manager";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { RunnableConfig } from "@langchain/core/runnables";
+import { type RunnableConfig, patchConfig } from "@langchain/core/runnables";
+import { childRun, ensureMessageIds } from "./history-runs.js";
 import { SaveError } from "./errors.js";
 import type { MemoryStrategy } from "./memory-strategy.js";
 import { type Backend, loadContext } from "./session-backend.js";
@@ -61,14 +63,26 @@ export class Turn {
     readonly inputMessages: BaseMessage[],
     readonly runnableInput: unknown,
     private readonly releaseLock: () => Promise<void>,
+    private readonly runManager?: CallbackManagerForChainRun,
   ) {}
+
+  /**
+   * The wrapped runnable's config: the wrapper's run as its parent, and, as
+   * LangChain sets it, the session's chat history as `configurable.messageHistory`.
+   */
+  runnableConfig(): RunnableConfig {
+    return patchConfig(this.config, { callbacks: this.runManager?.getChild(), configurable: { messageHistory: this.backend.chatHistory() } });
+  }
 
   async save(outputMessages: BaseMessage[], turnError?: unknown): Promise<void> {
     if (this.owner.memory.readonly) return; // a read-only view stores nothing
+    ensureMessageIds(outputMessages);
     const messages = [...this.inputMessages, ...outputMessages];
     let appended: boolean;
     try {
-      appended = await this.backend.save(messages, this.turnId);
+      appended = await childRun(this.runManager?.getChild(), "saveHistory", this.sessionKey, { messages: messages.length, turnId: this.turnId }, () =>
+        this.backend.save(messages, this.turnId),
+      );
     } catch (cause) {
       const error = new SaveError(this.sessionKey, this.turnId, cause);
       if (turnError !== undefined) Object.assign(error, { turnError });

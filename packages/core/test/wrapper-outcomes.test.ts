@@ -5,6 +5,7 @@ import {
   type HistoryStore,
   type MemoryStrategy,
   RunnableWithMessageHistory,
+  StoreChatMessageHistory,
   StoreUnavailableError,
   createInMemoryStore,
 } from "../src/index.js";
@@ -125,5 +126,33 @@ describe("in-memory store housekeeping", () => {
     await store.append({ sessionId: "new-2" }, [new HumanMessage("d")]);
     expect(evicted).toEqual([]);
     await store.close();
+  });
+});
+
+describe("LangChain's conventions", () => {
+  it("hands the wrapped runnable the session's chat history as configurable.messageHistory", async () => {
+    const store = createInMemoryStore();
+    await store.append({ sessionId: "h" }, [new HumanMessage("earlier")]);
+    let seen: unknown;
+    const chain = new RunnableWithMessageHistory({
+      store,
+      runnable: RunnableLambda.from(async (_: unknown, config) => {
+        seen = config?.configurable?.messageHistory;
+        return "ok";
+      }),
+    });
+    await chain.invoke("now", session("h"));
+    expect(seen).toBeInstanceOf(StoreChatMessageHistory);
+    // The live session: read after the turn, it holds the turn too.
+    expect((await (seen as StoreChatMessageHistory).getMessages()).map((m) => m.content)).toEqual(["earlier", "now", "ok"]);
+  });
+
+  it("names the keys it found when a dict output has no obvious answer, and suggests outputMessagesKey", async () => {
+    const chain = new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })) });
+    const error = await chain.invoke("q", session("d")).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "INVALID_OUTPUT" });
+    expect((error as Error).message).toBe('The runnable returned an object with keys "answer", "sources" and no "output" key; set outputMessagesKey to the key that holds the answer.');
+    const keyed = new RunnableWithMessageHistory({ store: createInMemoryStore(), outputMessagesKey: "answer", runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })) });
+    await expect(keyed.invoke("q", session("d"))).resolves.toEqual({ answer: "a", sources: [] });
   });
 });

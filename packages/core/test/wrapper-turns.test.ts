@@ -22,7 +22,10 @@ describe("session keys", () => {
   it.each([
     ["missing", {}],
     ["empty", { sessionId: "" }],
-    ["a number", { sessionId: 42 }],
+    ["a fraction", { sessionId: 4.2 }],
+    ["NaN", { sessionId: Number.NaN }],
+    ["a boolean", { sessionId: true }],
+    ["an object", { sessionId: { id: "x" } }],
     ["too long", { sessionId: "x".repeat(257) }],
     ["holding a newline", { sessionId: "a\nb" }],
   ])("rejects a session id that is %s, naming the field, before reading or writing", async (_, configurable) => {
@@ -33,6 +36,14 @@ describe("session keys", () => {
     expect((error as InvalidSessionKeyError).field).toBe("sessionId");
     expect((error as Error).message).toContain('configurable":{"sessionId"');
     expect(calls).toEqual([]);
+  });
+
+  it("takes a whole-number session id as its decimal string, as LangChain does", async () => {
+    const store = createInMemoryStore();
+    const chain = new RunnableWithMessageHistory({ runnable: echo(), store });
+    await chain.invoke("numbered", { configurable: { sessionId: 42 } });
+    await chain.invoke("again", { configurable: { sessionId: "42" } });
+    expect(transcript(await store.read({ sessionId: "42" }))).toEqual(["human: numbered", "ai: numbered", "human: again", "ai: numbered\nnumbered\nagain"]);
   });
 
   it("names a session by several fields and keeps them apart", async () => {
@@ -332,13 +343,13 @@ describe("composition", () => {
     expect(await outer.invoke("again", session("n"))).toBe("<HI\nHI\nAGAIN>");
   });
 
-  it("reports to callbacks as one chain run with the model nested inside", async () => {
+  it("reports to callbacks as one chain run, with the history's load and save as child runs beside the model", async () => {
     const store = createInMemoryStore();
     const events: string[] = [];
     class Recorder extends BaseCallbackHandler {
       name = "recorder";
-      override handleChainStart(_chain: unknown, _inputs: unknown, _runId: string, _parent?: string, _tags?: string[], _meta?: unknown, _type?: string, runName?: string) {
-        events.push(`chain:${runName}`);
+      override handleChainStart(_chain: unknown, _inputs: unknown, _runId: string, _parent?: string, _tags?: string[], meta?: Record<string, unknown>, _type?: string, runName?: string) {
+        events.push(`chain:${runName}${meta?.memoria_session_key ? ` ${JSON.stringify(meta.memoria_session_key)}` : ""}`);
       }
       override handleChatModelStart() {
         events.push("model");
@@ -346,7 +357,13 @@ describe("composition", () => {
     }
     const chain = new RunnableWithMessageHistory({ runnable: echo(), store });
     await chain.invoke("hi", { ...session("cb"), callbacks: [new Recorder()] });
-    expect(events).toEqual(["chain:RunnableWithMessageHistory", "model"]);
+    expect(events).toEqual([
+      "chain:RunnableWithMessageHistory",
+      'chain:insertHistory {"sessionId":"cb"}',
+      'chain:loadHistory {"sessionId":"cb"}',
+      "model",
+      'chain:saveHistory {"sessionId":"cb"}',
+    ]);
   });
 
   it("uses the store behind a StoreChatMessageHistory from getMessageHistory", async () => {

@@ -2,12 +2,15 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { type BaseMessage, getBufferString } from "@langchain/core/messages";
 
 /**
- * Prints each prompt after formatting, as the seeds' `verbose=True` shows it: a
- * text prompt as it is, a chat prompt as `System: … / Human: … / AI: …` lines.
+ * Prints each prompt after formatting, as LangChain Python's `verbose=True` shows
+ * it (LangChain.js's `verbose` prints a JSON run log instead): a text prompt as it
+ * is, a chat prompt as `System: … / Human: … / AI: …` lines. Pass it as a callback:
+ * `chain.invoke(input, { callbacks: [new PromptPrinter()] })`.
  */
 export class PromptPrinter extends BaseCallbackHandler {
   name = "prompt-printer";
-  constructor(private readonly write: (text: string) => void) {
+  /** @param write where the text goes. @default standard output */
+  constructor(private readonly write: (text: string) => void = (text) => void process.stdout.write(text)) {
     super();
   }
   override handleLLMStart(_llm: unknown, prompts: string[]) {
