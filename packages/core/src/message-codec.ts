@@ -239,7 +239,9 @@ function construct(type: StoredMessageType, fields: Record<string, unknown>): Ba
       if (typeof fields.tool_call_id !== "string") throw corrupt("a tool message has no tool_call_id");
       return new ToolMessage(fields as never);
     case "function":
-      if (typeof fields.name !== "string") throw corrupt("a function message has no name");
+      // The classic openai-functions agent makes function messages without a name
+      // under @langchain/core 1.x: kept as they came, so their session stays readable.
+      if (fields.name !== undefined && typeof fields.name !== "string") throw corrupt("a function message has a name that is not a string");
       return new FunctionMessage(fields as never);
     case "generic":
       if (typeof fields.role !== "string") throw corrupt("a chat message has no role");

@@ -2,12 +2,13 @@ import {
   AIMessage,
   AIMessageChunk,
   type BaseMessage,
+  FunctionMessage,
   HumanMessage,
   RemoveMessage,
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -149,5 +150,16 @@ describe("messages too large to store", () => {
     expect(error).toMatchObject({ code: "INVALID_MESSAGE", index: 3 });
     expect((error as Error).message).toContain("too large to store");
     expect(encodePayloads([new HumanMessage("small")])).toEqual([JSON.stringify(encodeMessage(new HumanMessage("small")))]);
+  });
+});
+
+describe("function messages without a name", () => {
+  it("round-trip, so a session holding one stays readable (the classic openai-functions agent makes them)", async () => {
+    const unnamed = new FunctionMessage({ content: "42" } as never);
+    const back = decodeMessage(JSON.parse(JSON.stringify(encodeMessage(unnamed))));
+    expect([back.getType(), back.content, back.name]).toEqual(["function", "42", undefined]);
+    const store = createInMemoryStore();
+    await store.append({ sessionId: "f" }, [new HumanMessage("q"), unnamed]);
+    expect((await store.read({ sessionId: "f" })).map((m) => m.getType())).toEqual(["human", "function"]);
   });
 });

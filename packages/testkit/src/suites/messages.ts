@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, FunctionMessage, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { everyKindOfMessage, fieldsOf, numbered, randomKey, transcript } from "../fixtures.js";
 import { useStore } from "../harness.js";
@@ -36,6 +36,17 @@ export function messagesSuite(setup: StoreSuiteSetup): void {
       for (const last of [-1, 1.5, Number.NaN]) {
         await expect(store().read(randomKey(), { last })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       }
+    });
+
+    it("keeps a function message without a name readable (the classic openai-functions agent makes them)", async () => {
+      const key = randomKey();
+      await store().append(key, [new HumanMessage("what is 6 x 7?"), new FunctionMessage({ content: "42" } as never), new AIMessage("42")]);
+      const back = await store().read(key);
+      expect(back.map((m) => [m.getType(), m.content, m.name])).toEqual([
+        ["human", "what is 6 x 7?", undefined],
+        ["function", "42", undefined],
+        ["ai", "42", undefined],
+      ]);
     });
 
     it("keeps every field of every message class", async () => {
