@@ -70,6 +70,7 @@ export { type TurnKeys, inputMessagesOf, outputMessagesOf } from "./turn-io.js";
 export {
   type BusySessionPolicy,
   type HistoryInput,
+  type InvocableLike,
   type IncompleteTurnPolicy,
   type MessageHistoryFactory,
   RunnableWithMessageHistory,

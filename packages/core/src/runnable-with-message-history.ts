@@ -18,7 +18,7 @@ import {
 } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
-import { type TurnKeys, inputMessagesOf, outputMessagesOf, withHistory } from "./turn-io.js";
+import { type TurnKeys, inputMessagesOf, withHistory } from "./turn-io.js";
 import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
 
 export type { IncompleteTurnPolicy, SaveErrorContext } from "./turn.js";
@@ -39,13 +39,25 @@ export type MessageHistoryFactory = (
 ) => BaseChatMessageHistory | BaseListChatMessageHistory | Promise<BaseChatMessageHistory | BaseListChatMessageHistory>;
 
 
+/**
+ * What the wrapper can run: a LangChain `Runnable`, or anything with a Runnable's
+ * `invoke` and `stream` (LangChain v1's `createAgent` returns such an agent, not a
+ * `Runnable` subclass). Only those two are called.
+ */
+export interface InvocableLike<RunOutput = unknown> {
+  // biome-ignore lint/suspicious/noExplicitAny: agents type their input and config their own way
+  invoke(input: any, config?: any): Promise<RunOutput>;
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  stream(input: any, config?: any): Promise<AsyncIterable<RunOutput>>;
+}
+
 export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends TurnKeys {
   /**
    * The runnable to wrap, e.g. `prompt.pipe(model)`. It receives the input with the
    * history added, so its input type differs from the wrapper's (`RunInput`).
    */
   // biome-ignore lint/suspicious/noExplicitAny: the wrapped runnable's input is reshaped by the wrapper
-  runnable: Runnable<any, RunOutput>;
+  runnable: Runnable<any, RunOutput> | InvocableLike<RunOutput>;
   /** Where sessions live. Preferred over `getMessageHistory`: reads are windowed, saves atomic and deduplicated. */
   store?: HistoryStore;
   /**
@@ -108,7 +120,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   lc_namespace = ["memoria", "runnables"];
 
   // biome-ignore lint/suspicious/noExplicitAny: see RunnableWithMessageHistoryInput.runnable
-  readonly runnable: Runnable<any, RunOutput>;
+  readonly runnable: Runnable<any, RunOutput> | InvocableLike<RunOutput>;
   readonly store?: HistoryStore;
   readonly getMessageHistory?: MessageHistoryFactory;
   readonly inputMessagesKey?: string;
@@ -177,7 +189,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
         await turn.saveIncomplete(this.saveOnError, undefined, "failed", error);
         throw error;
       }
-      await turn.save(outputMessagesOf(output, this));
+      await turn.save(turn.outputMessages(output));
       return output;
     } finally {
       await turn.release();
@@ -209,7 +221,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
         throw error;
       }
       settled = true;
-      await turn.save(aggregate === undefined ? [] : outputMessagesOf(aggregate, this));
+      await turn.save(aggregate === undefined ? [] : turn.outputMessages(aggregate));
     } finally {
       // Reached without settling only when the consumer stopped early.
       if (!settled) await turn.saveIncomplete(this.saveOnCancel, aggregate, "cancelled");
@@ -237,7 +249,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
         childRun(inner, "loadHistory", sessionKey, input, load),
       );
       const runnableInput = withHistory(input, history, inputMessages, this);
-      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, release, runManager);
+      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, history, release, runManager);
     } catch (error) {
       await release();
       throw error;

@@ -73,12 +73,40 @@ function isMessageTuple(value: unknown[]): boolean {
   return value.length === 2 && typeof value[0] === "string" && !Array.isArray(value[1]);
 }
 
+/** The same message: the same object, or one with the same id, or (without ids) the same type and content. */
+function sameMessage(a: BaseMessage, b: BaseMessage): boolean {
+  if (a === b) return true;
+  if (a.getType() !== b.getType()) return false;
+  if (a.id != null && b.id != null) return a.id === b.id;
+  return JSON.stringify(a.content) === JSON.stringify(b.content);
+}
+
+/**
+ * What an output list adds to the messages the runnable was given: agents that
+ * return the whole thread (`{ messages }` from LangChain v1's `createAgent` or
+ * LangGraph's ReAct agent) give back the history and the input first. Strips that
+ * prefix, or else everything up to the turn's last input message; a list that
+ * does not echo the input is kept whole.
+ */
+export function newMessagesOf(output: BaseMessage[], sent: readonly BaseMessage[], input: readonly BaseMessage[]): BaseMessage[] {
+  if (sent.length === 0 || output.length === 0) return output;
+  let n = 0;
+  while (n < sent.length && n < output.length && sameMessage(output[n] as BaseMessage, sent[n] as BaseMessage)) n++;
+  if (n === sent.length) return output.slice(n);
+  const last = input[input.length - 1];
+  if (last === undefined) return output;
+  for (let i = output.length - 1; i >= 0; i--) if (sameMessage(output[i] as BaseMessage, last)) return output.slice(i + 1);
+  return output;
+}
+
 /**
  * The messages a turn's output adds: a string is an AI message; a dict gives its
  * `outputMessagesKey` (or its only key, or `output`); an LLM result gives its first
- * generation's message. Every message of a list is kept, in order.
+ * generation's message. Every message of a list is kept, in order, but for the
+ * messages the runnable was given (`sent`, its history and input), which a
+ * thread-returning agent echoes first.
  */
-export function outputMessagesOf(output: unknown, keys: TurnKeys): BaseMessage[] {
+export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => { all: readonly BaseMessage[]; input: readonly BaseMessage[] }): BaseMessage[] {
   let value = output;
   if (isDict(output)) {
     const generations = output.generations as { message?: unknown; text?: string }[][] | undefined;
@@ -99,7 +127,10 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys): BaseMessage[]
       value = output[key];
     }
   }
-  return toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+  const messages = toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+  if (!sent || !Array.isArray(value)) return messages;
+  const { all, input } = sent();
+  return newMessagesOf(messages, all, input);
 }
 
 /**

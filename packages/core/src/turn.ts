@@ -62,9 +62,15 @@ export class Turn {
     private readonly config: RunnableConfig,
     readonly inputMessages: BaseMessage[],
     readonly runnableInput: unknown,
+    private readonly history: readonly BaseMessage[],
     private readonly releaseLock: () => Promise<void>,
     private readonly runManager?: CallbackManagerForChainRun,
   ) {}
+
+  /** The messages `output` adds to the session: without the history and input that a thread-returning agent echoes. */
+  outputMessages(output: unknown): BaseMessage[] {
+    return outputMessagesOf(output, this.owner, () => ({ all: [...this.history, ...this.inputMessages], input: this.inputMessages }));
+  }
 
   /**
    * The wrapped runnable's config: the wrapper's run as its parent, and, as
@@ -102,7 +108,7 @@ export class Turn {
     let output: BaseMessage[] = [];
     if (policy === "partial" && partialOutput !== undefined) {
       try {
-        output = markPartial(outputMessagesOf(partialOutput, this.owner), reason);
+        output = markPartial(this.outputMessages(partialOutput), reason);
       } catch {
         output = []; // a partial output that is not messages yet: keep the input only
       }

@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
 import {
@@ -154,5 +154,25 @@ describe("LangChain's conventions", () => {
     expect((error as Error).message).toBe('The runnable returned an object with keys "answer", "sources" and no "output" key; set outputMessagesKey to the key that holds the answer.');
     const keyed = new RunnableWithMessageHistory({ store: createInMemoryStore(), outputMessagesKey: "answer", runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })) });
     await expect(keyed.invoke("q", session("d"))).resolves.toEqual({ answer: "a", sources: [] });
+  });
+});
+
+describe("thread-returning agents", () => {
+  it("stores only what the agent added after the history and input it was given", async () => {
+    const store = createInMemoryStore();
+    const agent = RunnableLambda.from(async ({ messages }: { messages: BaseMessage[] }) => ({
+      messages: [...messages, new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "t", args: {}, type: "tool_call" }] }), new ToolMessage({ content: "r", tool_call_id: "c1" }), new AIMessage("done")],
+    }));
+    const chain = new RunnableWithMessageHistory({ runnable: agent, store, inputMessagesKey: "messages", outputMessagesKey: "messages" });
+    await chain.invoke({ messages: [new HumanMessage("one")] }, session("a"));
+    await chain.invoke({ messages: [new HumanMessage("two")] }, session("a"));
+    expect((await store.read({ sessionId: "a" })).map((m) => `${m.getType()}:${m.content}`)).toEqual(["human:one", "ai:", "tool:r", "ai:done", "human:two", "ai:", "tool:r", "ai:done"]);
+  });
+
+  it("keeps a list output that does not echo the input whole", async () => {
+    const store = createInMemoryStore();
+    const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => [new AIMessage("a"), new AIMessage("b")]), store });
+    await chain.invoke("q", session("b"));
+    expect((await store.read({ sessionId: "b" })).map((m) => m.content)).toEqual(["q", "a", "b"]);
   });
 });
