@@ -61,4 +61,13 @@ describe("repository consistency", () => {
       expect(pkg.peerDependencies["@langchain/core"], dir).toBe("^1.0.0");
     }
   });
+
+  it("ships the root LICENSE (MIT) in every package, which npm packs whatever `files` says", () => {
+    const license = read("..", "LICENSE");
+    expect(license).toMatch(/^MIT License/);
+    for (const dir of readdirSync(packages).filter((d) => existsSync(join(packages, d, "package.json")))) {
+      expect(manifest(dir).license, dir).toBe("MIT");
+      expect(read(dir, "LICENSE"), dir).toBe(license);
+    }
+  });
 });

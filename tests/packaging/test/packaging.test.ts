@@ -1,0 +1,77 @@
+/**
+ * The packages as a user gets them from a registry: packed with `pnpm pack` (which
+ * turns workspace ranges into versions), linted with publint and arethetypeswrong,
+ * then installed with npm into a fresh project outside the workspace, where two
+ * turns run on createSqliteStore from ESM, CommonJS and TypeScript (node16 and
+ * bundler resolution).
+ */
+import { execFile } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "..", "..", "..");
+const fixtures = join(import.meta.dirname, "..", "fixtures");
+const published = readdirSync(join(root, "packages")).filter((dir) => !JSON.parse(readFileSync(join(root, "packages", dir, "package.json"), "utf8")).private);
+const work = mkdtempSync(join(tmpdir(), "memoria-packaging-"));
+const tarballs = join(work, "tarballs");
+const project = join(work, "project");
+const tarballOf = (dir: string) => join(tarballs, readdirSync(tarballs).find((f) => f.startsWith(`memoria-${dir}-`)) as string);
+
+/** Runs a command without blocking the test worker (an npm install takes minutes). */
+async function run(command: string, args: string[], cwd: string): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_update_notifier: "false" } });
+    return stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(" ")} failed in ${cwd}:\n${stdout ?? ""}\n${stderr ?? ""}`);
+  }
+}
+
+beforeAll(async () => {
+  for (const dir of published) await run("pnpm", ["pack", "--pack-destination", tarballs], join(root, "packages", dir));
+});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("the packed packages", () => {
+  it.each(published)("@memoria/%s: a manifest without workspace ranges, with dist, README and LICENSE", async (dir) => {
+    const files = (await run("tar", ["-tzf", tarballOf(dir)], work)).split("\n");
+    expect(files).toEqual(expect.arrayContaining(["package/package.json", "package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.cjs", "package/dist/index.d.ts", "package/dist/index.d.cts"]));
+    const manifest = await run("tar", ["-xzOf", tarballOf(dir), "package/package.json"], work);
+    expect(manifest).not.toContain("workspace:");
+  });
+
+  it.each(published)("@memoria/%s: publint and arethetypeswrong report nothing", async (dir) => {
+    expect(await run("npx", ["--no-install", "publint", "--strict"], join(root, "packages", dir))).toContain("All good!");
+    // Exits non-zero on any problem, for node10, node16 (CJS and ESM) and bundler resolution.
+    expect(await run("npx", ["--no-install", "attw", "--format", "table-flipped", tarballOf(dir)], root)).toContain("No problems found");
+  });
+});
+
+describe("installed with npm into a fresh project", () => {
+  beforeAll(async () => {
+    cpSync(fixtures, project, { recursive: true });
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh-app", version: "1.0.0", private: true }));
+    await run("npm", ["install", "--no-audit", "--no-fund", tarballOf("core"), tarballOf("sql"), "@langchain/core@^1.1.0", "better-sqlite3@^12.4.1", "typescript@~5.9.3", "@types/node@^20.19.0"], project);
+  });
+
+  it("runs two turns from an ES module", async () => {
+    expect((await run("node", ["two-turns.mjs", join(project, "esm.db")], project)).trim()).toBe("esm: saw 1, saw 3; MemoriaError");
+  });
+
+  it("runs two turns from CommonJS", async () => {
+    expect((await run("node", ["two-turns.cjs", join(project, "cjs.db")], project)).trim()).toBe("cjs: saw 1, saw 3; MemoriaError");
+  });
+
+  it("type-checks and runs with TypeScript's node16 resolution", async () => {
+    await run("npx", ["--no-install", "tsc", "-p", "tsconfig.node16.json"], project);
+    expect((await run("node", [join("out", "two-turns.mjs"), join(project, "ts.db")], project)).trim()).toBe("ts: saw 1, saw 3; MemoriaError");
+  });
+
+  it("type-checks with TypeScript's bundler resolution", async () => {
+    expect(await run("npx", ["--no-install", "tsc", "-p", "tsconfig.bundler.json"], project)).toBe("");
+  });
+});
