@@ -67,6 +67,7 @@ export { type InMemoryStoreOptions, createInMemoryStore } from "./in-memory-stor
 export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, type SessionState, wholeHistory } from "./memory-strategy.js";
 export { SessionLocks } from "./turn-lock.js";
 export { type TurnKeys, inputMessagesOf, outputMessagesOf } from "./turn-io.js";
+export { agentStepMessages } from "./agent-steps.js";
 export {
   type BusySessionPolicy,
   type HistoryInput,

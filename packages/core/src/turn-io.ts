@@ -5,6 +5,7 @@ import {
   coerceMessageLikeToMessage,
   isBaseMessage,
 } from "@langchain/core/messages";
+import { agentStepMessages } from "./agent-steps.js";
 import { MemoriaError } from "./errors.js";
 
 /** Which keys of a dict input or output hold messages (LangChain's field names). */
@@ -47,7 +48,7 @@ function toMessages(value: unknown, fallback: (text: string) => BaseMessage, cod
 
 function dictKey(value: Dict, explicit: string | undefined, fallback: string): string {
   if (explicit !== undefined) return explicit;
-  const keys = Object.keys(value);
+  const keys = Object.keys(value).filter((key) => key !== "intermediateSteps");
   return keys.length === 1 ? (keys[0] as string) : fallback;
 }
 
@@ -108,7 +109,10 @@ export function newMessagesOf(output: BaseMessage[], sent: readonly BaseMessage[
  */
 export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => { all: readonly BaseMessage[]; input: readonly BaseMessage[] }): BaseMessage[] {
   let value = output;
+  let steps: BaseMessage[] | undefined;
   if (isDict(output)) {
+    // A classic AgentExecutor with returnIntermediateSteps: its tool calls and results come first.
+    steps = agentStepMessages(output.intermediateSteps);
     const generations = output.generations as { message?: unknown; text?: string }[][] | undefined;
     if (generations !== undefined) {
       const first = generations[0]?.[0];
@@ -127,7 +131,8 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => {
       value = output[key];
     }
   }
-  const messages = toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+  const answer = toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+  const messages = steps ? [...steps, ...answer] : answer;
   if (!sent || !Array.isArray(value)) return messages;
   const { all, input } = sent();
   return newMessagesOf(messages, all, input);

@@ -1,7 +1,7 @@
 import { type BaseChatMessageHistory, type BaseListChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage, getBufferString } from "@langchain/core/messages";
 import { BaseMemory, type InputValues, type MemoryVariables, type OutputValues, getInputValue, getOutputValue } from "@langchain/core/memory";
-import { type MemoryLoadContext, type MemoryStrategy, memoryContext } from "@memoria/core";
+import { type MemoryLoadContext, type MemoryStrategy, agentStepMessages, memoryContext } from "@memoria/core";
 
 /** The options LangChain's chat memory classes take. */
 export interface ChatMemoryInput {
@@ -68,8 +68,18 @@ export abstract class StrategyMemory extends BaseMemory {
     return { [this.memoryKey]: this.format(await this.strategy.load(this.context())) };
   }
 
+  /**
+   * Saves the human message, then, for a classic `AgentExecutor` with
+   * `returnIntermediateSteps`, its tool calls and their results, then the answer.
+   */
   async saveContext(inputValues: InputValues, outputValues: OutputValues): Promise<void> {
-    const added = [new HumanMessage(String(getInputValue(inputValues, this.inputKey))), new AIMessage(String(getOutputValue(outputValues, this.outputKey)))];
+    const steps = agentStepMessages(outputValues.intermediateSteps) ?? [];
+    const { intermediateSteps: _, ...outputs } = outputValues;
+    const added = [
+      new HumanMessage(String(getInputValue(inputValues, this.inputKey))),
+      ...steps,
+      new AIMessage(String(getOutputValue(outputs, this.outputKey))),
+    ];
     await this.chatHistory.addMessages(added);
     await this.strategy.afterSave?.({ ...this.context(added.slice(0, 1)), added });
   }

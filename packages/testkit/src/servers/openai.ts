@@ -7,6 +7,8 @@ export interface ChatCompletionRequest {
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   tools?: { type: string; function: { name: string } }[];
+  /** Legacy function calling (the classic openai-functions agent): answered with `function_call`. */
+  functions?: { name: string }[];
   [field: string]: unknown;
 }
 
@@ -70,7 +72,9 @@ export async function startOpenAICompatibleServer(respond: Responder): Promise<O
       const created = Math.floor(Date.now() / 1000);
       const content = reply.content ?? (reply.toolCalls ? null : "");
       const toolCalls = reply.toolCalls?.map((call, index) => ({ index, id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
-      const finish = toolCalls ? "tool_calls" : "stop";
+      // A request with legacy `functions` gets its (first) call as `function_call`, as OpenAI answers it.
+      const functionCall = body.functions?.length && reply.toolCalls?.[0] ? { name: reply.toolCalls[0].name, arguments: reply.toolCalls[0].arguments } : undefined;
+      const finish = functionCall ? "function_call" : toolCalls ? "tool_calls" : "stop";
       const promptTokens = reply.usage?.prompt_tokens ?? JSON.stringify(body.messages).length;
       const completionTokens = reply.usage?.completion_tokens ?? (content ?? "").length + JSON.stringify(toolCalls ?? []).length;
       const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
@@ -80,7 +84,18 @@ export async function startOpenAICompatibleServer(respond: Responder): Promise<O
           object: "chat.completion",
           created,
           model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content, ...(toolCalls ? { tool_calls: toolCalls.map(({ index: _, ...call }) => call) } : {}) }, finish_reason: finish, logprobs: null }],
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content,
+                ...(functionCall ? { function_call: functionCall } : toolCalls ? { tool_calls: toolCalls.map(({ index: _, ...call }) => call) } : {}),
+              },
+              finish_reason: finish,
+              logprobs: null,
+            },
+          ],
           usage,
         });
         return;
@@ -90,7 +105,8 @@ export async function startOpenAICompatibleServer(respond: Responder): Promise<O
         response.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...extra })}\n\n`);
       chunk({ role: "assistant", content: "" });
       for (const piece of pieces(content ?? "")) chunk({ content: piece });
-      for (const call of toolCalls ?? []) {
+      if (functionCall) chunk({ function_call: functionCall });
+      for (const call of functionCall ? [] : (toolCalls ?? [])) {
         chunk({ tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] });
         for (const part of pieces(call.function.arguments)) chunk({ tool_calls: [{ index: call.index, function: { arguments: part } }] });
       }
