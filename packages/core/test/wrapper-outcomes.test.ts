@@ -176,3 +176,14 @@ describe("thread-returning agents", () => {
     expect((await store.read({ sessionId: "b" })).map((m) => m.content)).toEqual(["q", "a", "b"]);
   });
 });
+
+describe("streamEvents", () => {
+  it("shows the history's load and save as chain runs of their own, as LangChain's wrapper shows insertHistory and loadHistory", async () => {
+    const chain = new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(() => "ok") });
+    const starts: string[] = [];
+    for await (const event of chain.streamEvents("hi", { ...session("events"), version: "v2" })) {
+      if (event.event === "on_chain_start") starts.push(event.name);
+    }
+    expect(starts).toEqual(["RunnableWithMessageHistory", "insertHistory", "loadHistory", "RunnableLambda", "saveHistory"]);
+  });
+});
