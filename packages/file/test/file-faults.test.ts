@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
-import { filesHolding, mountSmallDisk } from "@memoria/testkit/servers";
+import { filesHolding, onSmallDisk } from "@memoria/testkit/servers";
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -18,10 +18,8 @@ const openDescriptors = () => readdirSync("/proc/self/fd").length;
 
 describe("file store on a full disk", () => {
   it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, leaks no descriptor, and recovers", async (context) => {
-    const disk = await mountSmallDisk(1024 * 1024);
-    if ("refused" in disk) return context.skip(disk.refused);
-    try {
-      const store = createFileStore({ directory: join(disk.path, "sessions") });
+    await onSmallDisk(1024 * 1024, (reason) => context.skip(reason), async (diskPath) => {
+      const store = createFileStore({ directory: join(diskPath, "sessions") });
       const key = { sessionId: "big-turns" };
       const turn = (i: number) => [new HumanMessage(`q${i} ${"x".repeat(300_000)}`), new AIMessage(`a${i}`)];
       const before = openDescriptors();
@@ -38,7 +36,7 @@ describe("file store on a full disk", () => {
       for (const error of failures) expect(error).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
       expect((failures[0] as Error).message).toContain("disk is full");
       // Only whole turns, exactly the ones that resolved, also for a fresh reader.
-      const fresh = createFileStore({ directory: join(disk.path, "sessions") });
+      const fresh = createFileStore({ directory: join(diskPath, "sessions") });
       expect(await fresh.count(key)).toBe(2 * resolved);
       expect((await fresh.read(key)).filter((m) => m.getType() === "ai").map((m) => m.content)).toEqual(Array.from({ length: resolved }, (_, i) => `a${i}`));
       expect(openDescriptors()).toBeLessThanOrEqual(before + 1);
@@ -49,9 +47,7 @@ describe("file store on a full disk", () => {
       await expect(chain.invoke("fits now", { configurable: key })).resolves.toBe("ok");
       expect(await store.count(key)).toBe(2);
       await Promise.all([store.close(), fresh.close()]);
-    } finally {
-      await disk.unmount();
-    }
+    });
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
-import { filesHolding, mountSmallDisk, startPostgres } from "@memoria/testkit/servers";
+import { filesHolding, onSmallDisk, startPostgres } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStore, createSqliteStore } from "../src/index.js";
 
@@ -14,12 +14,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 describe("sqlite on a full disk", () => {
   it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and the next turn works once space is freed", async (context) => {
-    const disk = await mountSmallDisk(1024 * 1024);
-    if ("refused" in disk) return context.skip(disk.refused);
-    try {
-      const filler = join(disk.path, "filler");
+    await onSmallDisk(1024 * 1024, (reason) => context.skip(reason), async (diskPath) => {
+      const filler = join(diskPath, "filler");
       writeFileSync(filler, Buffer.alloc(300 * 1024));
-      const store = createSqliteStore({ path: join(disk.path, "history.db") });
+      const store = createSqliteStore({ path: join(diskPath, "history.db") });
       const chain = new RunnableWithMessageHistory({ store, lockOptions: { ttlMs: 1_000 }, runnable: RunnableLambda.from(() => "ok") });
       const config = { configurable: { sessionId: "full" } };
       let resolved = 0;
@@ -40,9 +38,7 @@ describe("sqlite on a full disk", () => {
       await expect(chain.invoke("small again", config)).resolves.toBe("ok");
       expect(await store.count({ sessionId: "full" })).toBe(2 * resolved + 2);
       await store.close();
-    } finally {
-      await disk.unmount();
-    }
+    });
   });
 });
 

@@ -9,5 +9,5 @@ export {
 } from "./openai.js";
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";
 export { jongodbBinary, startJongodb } from "./jongodb.js";
-export { type SmallDisk, mountSmallDisk } from "./small-disk.js";
+export { type SmallDisk, mountSmallDisk, onSmallDisk } from "./small-disk.js";
 export { filesHolding } from "./raw-scan.js";

@@ -30,3 +30,17 @@ export async function mountSmallDisk(bytes: number): Promise<SmallDisk> {
     },
   };
 }
+
+/**
+ * Runs `body` on a fresh tmpfs of `bytes`, unmounting it afterwards; where mounting
+ * is refused, calls `skip` with the reason instead (a test's `context.skip`).
+ */
+export async function onSmallDisk(bytes: number, skip: (reason: string) => void, body: (path: string) => Promise<void>): Promise<void> {
+  const disk = await mountSmallDisk(bytes);
+  if ("refused" in disk) return skip(disk.refused);
+  try {
+    await body(disk.path);
+  } finally {
+    await disk.unmount();
+  }
+}
