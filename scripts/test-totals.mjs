@@ -5,7 +5,7 @@ import { join } from "node:path";
 
 const dir = process.argv[2];
 const root = new URL("..", import.meta.url).pathname;
-const expected = ["packages", "examples"]
+const expected = ["packages", "examples", "tests"]
   .flatMap((group) => {
     const base = join(root, group);
     if (!existsSync(base)) return [];
@@ -14,7 +14,7 @@ const expected = ["packages", "examples"]
   })
   .filter((path) => existsSync(join(path, "package.json")))
   .map((path) => JSON.parse(readFileSync(join(path, "package.json"), "utf8")))
-  .filter((manifest) => manifest.scripts?.test)
+  .filter((manifest) => manifest.scripts?.test || manifest.scripts?.["test:packaging"])
   .map((manifest) => manifest.name.replace(/[^A-Za-z0-9_.-]/g, "_"));
 
 let passed = 0;
