@@ -6,6 +6,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import { filesHolding, onSmallDisk } from "@memoria/testkit/servers";
+import { writeSentinelTurn } from "@memoria/testkit";
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -130,9 +131,7 @@ describe("file store erasure", () => {
     const sentinel = `SENTINEL-${crypto.randomUUID()}`;
     for (let c = 0; c < 3; c++) {
       const key = { userId: "ada", conversationId: `c${c}` };
-      const held = await store.lock!(key);
-      await store.append(key, [new HumanMessage(`${sentinel} said in c${c}`)], { lock: held });
-      await store.setState(key, "summary", `${sentinel} summarised`, { lock: held });
+      await writeSentinelTurn(store, key, sentinel);
     }
     await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
     const holding = (needle: string) => filesHolding(directory, needle);
@@ -142,6 +141,20 @@ describe("file store erasure", () => {
     expect(holding("bob stays")).toHaveLength(1);
     // The turn locks went with the sessions: no lock file of an erased session is left.
     expect((readdirSync(directory, { recursive: true }) as string[]).filter((name) => name.endsWith(".lock"))).toEqual([]);
+    await store.close();
+  });
+});
+
+describe("file store folders", () => {
+  it("keeps working when its directory is removed under it", async () => {
+    const directory = join(root, "removed");
+    const store = createFileStore({ directory, fsync: "none" });
+    await store.append({ sessionId: "r" }, [new HumanMessage("before")]);
+    rmSync(directory, { recursive: true, force: true });
+    await store.append({ sessionId: "r" }, [new HumanMessage("after")]);
+    const held = await store.lock!({ sessionId: "r" });
+    await held.release();
+    expect((await store.read({ sessionId: "r" })).map((m) => m.content)).toEqual(["after"]);
     await store.close();
   });
 });

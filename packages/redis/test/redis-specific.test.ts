@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
-import { HOSTILE_BUT_VALID_IDS, numbered } from "@memoria/testkit";
+import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelTurn } from "@memoria/testkit";
 import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -175,10 +175,7 @@ describe("redis erasure on disk", () => {
         const store = createRedisStore({ url: aof.url, rewriteAofOnDelete });
         const sentinel = `SENTINEL-${crypto.randomUUID()}`;
         const key = { userId: `ada-${rewriteAofOnDelete}`, conversationId: "c1" };
-        const held = await store.lock!(key);
-        await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
-        await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
-        await held.release();
+        await writeSentinelTurn(store, key, sentinel);
         await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage(`bob stays ${rewriteAofOnDelete}`)]);
         expect(filesHolding(aof.dir, sentinel).length).toBeGreaterThan(0);
         expect(await store.delete({ userId: key.userId })).toBe(1);

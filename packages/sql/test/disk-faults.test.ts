@@ -5,6 +5,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
 import { filesHolding, onSmallDisk, startPostgres } from "@memoria/testkit/servers";
+import { writeSentinelTurn } from "@memoria/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStore, createSqliteStore } from "../src/index.js";
 
@@ -49,10 +50,7 @@ describe("sqlite erasure", () => {
     const sentinel = `SENTINEL-${crypto.randomUUID()}`;
     for (let c = 0; c < 3; c++) {
       const key = { userId: "ada", conversationId: `c${c}` };
-      const held = await store.lock!(key);
-      await store.append(key, [new HumanMessage(`${sentinel} said in c${c}`)], { lock: held });
-      await store.setState(key, "summary", `${sentinel} summarised`, { lock: held });
-      await held.release();
+      await writeSentinelTurn(store, key, sentinel);
     }
     await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
     expect(filesHolding(dir, sentinel).length).toBeGreaterThan(0);
@@ -85,10 +83,7 @@ describe("postgres erasure", () => {
       const store = createPostgresStore({ connectionString: server.url });
       const sentinel = `SENTINEL-${crypto.randomUUID()}`;
       const key = { userId: "ada", conversationId: "c1" };
-      const held = await store.lock!(key);
-      await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
-      await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
-      await held.release();
+      await writeSentinelTurn(store, key, sentinel);
       await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob stays")]);
       const tableFiles = () => filesHolding(join(server.dataDir, "base"), sentinel);
       await admin.query("CHECKPOINT");

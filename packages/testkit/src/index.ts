@@ -11,7 +11,7 @@ import type { StoreSuiteSetup } from "./types.js";
 export type { FaultSuiteSetup, FaultyServer, StoreSuiteSetup } from "./types.js";
 export { type FaultCounts, FaultLedger, describeCounts } from "./fault-ledger.js";
 export { faultSuite } from "./suites/faults.js";
-export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript } from "./fixtures.js";
+export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript, writeSentinelTurn } from "./fixtures.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
 export { appendsSuite, compactionSuite, expirySuite, fencingSuite, interopSuite, messagesSuite, stateSuite };
