@@ -98,10 +98,28 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     return ttlMs !== undefined && mtimeMs + ttlMs <= Date.now();
   }
 
+  /** Folders this store made or found, so a write does not ask for them again. */
+  const folders = new Set<string>();
+
   /** The session's folder, private to its owner. */
   async function makeDir(p: Paths): Promise<void> {
+    if (folders.has(p.dir)) return;
     await mkdir(root, { recursive: true, mode: 0o700 });
     await mkdir(p.dir, { recursive: true, mode: 0o700 });
+    folders.add(p.dir);
+  }
+
+  /** Runs `body` in the session's folder, making it again (once) if it was removed under this store. */
+  async function inFolder<T>(p: Paths, body: () => Promise<T>): Promise<T> {
+    await makeDir(p);
+    try {
+      return await body();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      folders.delete(p.dir);
+      await makeDir(p);
+      return body();
+    }
   }
 
   /** Throws `LockLostError` unless the write's turn lock (if any) is still the session's (checked under the append lock). */
@@ -127,8 +145,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
    * so a fenced write's check and the write itself are one step.
    */
   async function exclusive<T>(key: SessionKey, p: Paths, body: () => Promise<T>): Promise<T> {
-    await makeDir(p);
-    const lock = await lockFile(p.appendLock, key, { waitMs: 60_000 });
+    const lock = await inFolder(p, () => lockFile(p.appendLock, key, { waitMs: 60_000 }));
     try {
       return await body();
     } finally {
@@ -331,9 +348,8 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       const p = paths(sessionKey);
-      await onDisk("not-stored", () => makeDir(p));
       // A stale turn lock is broken under the append lock, which fenced writes hold while they check it.
-      return lockFile(p.turnLock, sessionKey, lockOptions, (body) => exclusive(sessionKey, p, body).then(() => true));
+      return onDisk("not-stored", () => inFolder(p, () => lockFile(p.turnLock, sessionKey, lockOptions, (body) => exclusive(sessionKey, p, body).then(() => true))));
     },
 
     async prune(): Promise<number> {
@@ -350,6 +366,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async close(): Promise<void> {
       closed = true;
       ledger.clear();
+      folders.clear();
     },
   };
   return store;
