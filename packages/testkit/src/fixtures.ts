@@ -7,7 +7,6 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
-import type { HistoryStore } from "@memoria/core";
 
 /** A session key no other test uses. */
 export function randomKey(prefix = "s"): { sessionId: string } {
@@ -100,19 +99,4 @@ export function serializedTurnProblems(stored: readonly BaseMessage[], expectedT
   }
   if (questions.size !== stored.length / 2) problems.push(`${stored.length / 2 - questions.size} turns stored twice`);
   return problems;
-}
-
-/**
- * Writes, under the session's turn lock, a message and a summary that both hold
- * `sentinel`: what erasure tests then look for in the store's files.
- */
-export async function writeSentinelTurn(store: HistoryStore, key: Record<string, string>, sentinel: string): Promise<void> {
-  if (!store.lock) throw new Error(`${store.name} has no lock()`);
-  const held = await store.lock(key);
-  try {
-    await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
-    await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
-  } finally {
-    await held.release();
-  }
 }
