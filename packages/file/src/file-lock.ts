@@ -108,8 +108,8 @@ export async function lockFile(path: string, key: SessionKey, options: LockOptio
   return pollForLock(key, options, {
     owner,
     take: async () => {
-      if ((await readLock(path))?.owner === owner) return true;
       if (await create(path, content())) return true;
+      if ((await readLock(path))?.owner === owner) return true; // a try of ours that was applied
       const stale = await staleContent(path);
       if (stale) await breakStale(path, stale, guard);
       return false;
