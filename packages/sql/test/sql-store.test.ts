@@ -129,12 +129,16 @@ describe("postgres specifics", () => {
   it("a turn costs the same 9 round trips at 10 and at 2,000 stored messages", async () => {
     const real = new pg.Pool({ connectionString, max: 4 });
     const sent: string[] = [];
-    const note = (sql: string) => sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+    /** Records a statement's first three words, then sends it. */
+    const noted = <T>(sql: string, send: () => T): T => {
+      sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+      return send();
+    };
     const pool: PgPoolLike = {
-      query: (sql, params) => (note(sql), real.query(sql, params)),
+      query: (sql, params) => noted(sql, () => real.query(sql, params)),
       connect: async () => {
         const client = await real.connect();
-        return { query: (sql, params) => (note(sql), client.query(sql, params)), release: (error) => client.release(error) };
+        return { query: (sql, params) => noted(sql, () => client.query(sql, params)), release: (error) => client.release(error) };
       },
       end: () => real.end(),
     };
