@@ -146,11 +146,11 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     return { keys: [k.messages, k.turns, k.key, k.state, k.lock], token: fence?.lock?.token ?? "" };
   }
 
-  /** Every session in an index set, a page at a time, from just after `cursor`. */
-  async function* members(r: RedisClient, index: string, cursor?: string): AsyncGenerator<string> {
+  /** Every session in an index set, a page at a time (one `call` per page), from just after `cursor`. */
+  async function* members(call: <T>(body: (r: RedisClient) => Promise<T>) => Promise<T>, index: string, cursor?: string): AsyncGenerator<string> {
     let from = cursor === undefined ? "-" : `(${cursor}`;
     for (;;) {
-      const page = await r.zrangebylex(index, from, "+", "LIMIT", 0, PAGE);
+      const page = await call((r) => r.zrangebylex(index, from, "+", "LIMIT", 0, PAGE));
       yield* page;
       if (page.length < PAGE) return;
       from = `(${page[page.length - 1]}`;
@@ -239,7 +239,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       return guarded(async (r) => {
         const sessions: SessionKey[] = [];
         let last: string | undefined;
-        for await (const id of members(r, index, listOptions?.cursor)) {
+        for await (const id of members((body) => body(r), index, listOptions?.cursor)) {
           const key = decodeSessionKey(id);
           if (!keyMatches(key, match)) continue;
           if ((await r.exists(layout.session(id).key)) === 0) {
@@ -258,17 +258,24 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const match = createKeyFilter(filter);
       requireFilterField(match);
       const [field, value] = Object.entries(match)[0] as [string, string];
-      return guarded(async (r) => {
-        const doomed: SessionKey[] = [];
-        for await (const id of members(r, layout.fieldIndex(field, value))) {
-          const key = decodeSessionKey(id);
-          if (keyMatches(key, match)) doomed.push(key);
-        }
-        let deleted = 0;
-        for (const key of doomed) if (await erase(r, key)) deleted++;
-        if (options.rewriteAofOnDelete) await rewriteAppendOnlyFiles(r);
-        return deleted;
-      });
+      // Each call is bounded by operationTimeoutMs, not the whole erasure: a user may have many sessions.
+      const doomed: SessionKey[] = [];
+      for await (const id of members(guarded, layout.fieldIndex(field, value))) {
+        const key = decodeSessionKey(id);
+        if (keyMatches(key, match)) doomed.push(key);
+      }
+      let deleted = 0;
+      for (const key of doomed) if (await guarded((r) => erase(r, key))) deleted++;
+      if (options.rewriteAofOnDelete) {
+        // A rewrite of the whole dataset: it has its own limit, not operationTimeoutMs.
+        await rewriteAppendOnlyFiles(redis()).catch((error: unknown) => {
+          throw new StoreUnavailableError(
+            `The ${deleted} sessions were erased, but rewriting the append-only file failed, so they may remain on disk until the next rewrite: ${(error as Error)?.message ?? error}.`,
+            { cause: error },
+          );
+        });
+      }
+      return deleted;
     },
 
     history(key: SessionKey) {
