@@ -13,6 +13,7 @@ import {
   type SessionPage,
   StoreChatMessageHistory,
   StoreClosedError,
+  StoreUnavailableError,
   type FencedWriteOptions,
   type TurnLock,
   createKeyFilter,
@@ -339,7 +340,8 @@ function ttlOf(ttlSeconds: number | undefined): number | undefined {
   return Math.round(ttlSeconds * 1000);
 }
 
+/** A store that could not start wrote nothing: `not-stored`. */
 function wrapUnavailable(name: string, error: unknown): unknown {
   if (MemoriaError.isInstance(error)) return error;
-  return new MemoriaError("STORE_UNAVAILABLE", `The ${name} store could not start: ${(error as Error)?.message ?? error}.`, { cause: error });
+  return new StoreUnavailableError(`The ${name} store could not start: ${(error as Error)?.message ?? error}.`, { cause: error, outcome: "not-stored" });
 }

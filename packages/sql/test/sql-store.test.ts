@@ -178,6 +178,9 @@ describe("postgres specifics", () => {
     const error = await store.read(key()).catch((e: unknown) => e);
     expect(MemoriaError.hasCode(error, "STORE_UNAVAILABLE")).toBe(true);
     expect((error as Error).message).toContain("ECONNREFUSED");
+    // A refused connection wrote nothing: a save failing this way says so.
+    const saved = await store.append(key(), [new HumanMessage("x")]).catch((e: unknown) => e);
+    expect(saved).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
     await store.close();
   });
 });
