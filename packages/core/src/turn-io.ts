@@ -131,11 +131,12 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => {
       value = output[key];
     }
   }
-  const answer = toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
-  const messages = steps ? [...steps, ...answer] : answer;
-  if (!sent || !Array.isArray(value)) return messages;
-  const { all, input } = sent();
-  return newMessagesOf(messages, all, input);
+  let answer = toMessages(value, (text) => new AIMessage(text), "INVALID_OUTPUT");
+  if (sent && Array.isArray(value)) {
+    const { all, input } = sent();
+    answer = newMessagesOf(answer, all, input);
+  }
+  return steps ? [...steps, ...answer] : answer;
 }
 
 /**
