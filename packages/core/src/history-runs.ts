@@ -10,10 +10,17 @@ import type { SessionKey } from "./session-key.js";
  * callbacks it just runs `body`, at no cost. `body` gets the callbacks for runs
  * nested under this one.
  */
-export function childRun<T>(callbacks: Callbacks | undefined, name: string, sessionKey: SessionKey, input: unknown, body: (callbacks?: Callbacks) => Promise<T>): Promise<T> {
+export function childRun<T>(
+  callbacks: Callbacks | undefined,
+  name: string,
+  sessionKey: SessionKey,
+  input: unknown,
+  body: (callbacks?: Callbacks) => Promise<T>,
+  metadata: Record<string, unknown> = {},
+): Promise<T> {
   if (!callbacks) return body(undefined);
   const run = RunnableLambda.from((_: unknown, config?: { callbacks?: Callbacks }) => body(config?.callbacks));
-  return run.invoke(input, { callbacks, runName: name, metadata: { memoria_session_key: { ...sessionKey } } });
+  return run.invoke(input, { callbacks, runName: name, metadata: { memoria_session_key: { ...sessionKey }, ...metadata } });
 }
 
 /**

@@ -86,8 +86,13 @@ export class Turn {
     const messages = [...this.inputMessages, ...outputMessages];
     let appended: boolean;
     try {
-      appended = await childRun(this.runManager?.getChild(), "saveHistory", this.sessionKey, { messages: messages.length, turnId: this.turnId }, () =>
-        this.backend.save(messages, this.turnId),
+      appended = await childRun(
+        this.runManager?.getChild(),
+        "saveHistory",
+        this.sessionKey,
+        { messages: messages.length, turnId: this.turnId },
+        () => this.backend.save(messages, this.turnId),
+        { memoria_messages: messages.length, memoria_turn_id: this.turnId },
       );
     } catch (cause) {
       const error = new SaveError(this.sessionKey, this.turnId, cause);

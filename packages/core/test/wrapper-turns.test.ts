@@ -349,7 +349,8 @@ describe("composition", () => {
     class Recorder extends BaseCallbackHandler {
       name = "recorder";
       override handleChainStart(_chain: unknown, _inputs: unknown, _runId: string, _parent?: string, _tags?: string[], meta?: Record<string, unknown>, _type?: string, runName?: string) {
-        events.push(`chain:${runName}${meta?.memoria_session_key ? ` ${JSON.stringify(meta.memoria_session_key)}` : ""}`);
+        const key = meta?.memoria_session_key ? ` ${JSON.stringify(meta.memoria_session_key)}` : "";
+        events.push(`chain:${runName}${key}${meta?.memoria_messages !== undefined ? ` ${meta.memoria_messages} messages` : ""}`);
       }
       override handleChatModelStart() {
         events.push("model");
@@ -362,7 +363,7 @@ describe("composition", () => {
       'chain:insertHistory {"sessionId":"cb"}',
       'chain:loadHistory {"sessionId":"cb"}',
       "model",
-      'chain:saveHistory {"sessionId":"cb"}',
+      'chain:saveHistory {"sessionId":"cb"} 2 messages',
     ]);
   });
 
