@@ -33,11 +33,9 @@ export type HistoryInput = string | BaseMessage | BaseMessageLike[] | Record<str
 /** What a second turn does when its session is already running one. */
 export type BusySessionPolicy = "wait" | "reject" | "proceed";
 
-
 export type MessageHistoryFactory = (
   ...sessionValues: string[]
 ) => BaseChatMessageHistory | BaseListChatMessageHistory | Promise<BaseChatMessageHistory | BaseListChatMessageHistory>;
-
 
 /**
  * What the wrapper can run: a LangChain `Runnable`, or anything with a Runnable's

@@ -67,7 +67,6 @@ export async function withBreaker(path: string, body: () => Promise<void>): Prom
   }
   try {
     await handle.writeFile(JSON.stringify({ owner: "breaker", expires: Date.now() + WRITE_GRACE_MS, pid: process.pid, host: HOST }));
-    await handle.close();
     await body();
     return true;
   } finally {
