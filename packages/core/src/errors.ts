@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   "LOCK_LOST",
   "CORRUPT_DATA",
   "MISSING_DEPENDENCY",
+  "FORBIDDEN",
+  "INTEGRITY",
 ] as const;
 
 export type MemoriaErrorCode = (typeof ERROR_CODES)[number];

@@ -18,6 +18,7 @@ import {
 } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
+import { type Authorize, checkAccess } from "./access.js";
 import { type TurnKeys, inputMessagesOf, withHistory } from "./turn-io.js";
 import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
 
@@ -96,6 +97,13 @@ export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends Tu
    * process warning (`process.emitWarning`).
    */
   onMemoryError?: (error: unknown, context: SaveErrorContext) => void | Promise<void>;
+  /**
+   * Asked before a turn touches its session, with the call's config: `read` (to load
+   * the history), then `append` (to save the turn; not asked by a read-only memory).
+   * A denial fails the call with `ForbiddenError` before the model runs; nothing is
+   * read or written.
+   */
+  authorize?: Authorize;
 }
 
 const locksByBackend = new WeakMap<object, SessionLocks>();
@@ -134,6 +142,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   readonly #maxInputBytes: number;
   readonly #onSaveError?: RunnableWithMessageHistoryInput<RunOutput>["onSaveError"];
   readonly #onMemoryError?: RunnableWithMessageHistoryInput<RunOutput>["onMemoryError"];
+  readonly #authorize?: Authorize;
 
   static override lc_name() {
     return "RunnableWithMessageHistory";
@@ -163,6 +172,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     }
     this.#onSaveError = fields.onSaveError;
     this.#onMemoryError = fields.onMemoryError;
+    this.#authorize = fields.authorize;
   }
 
   override async invoke(input: RunInput, options?: Partial<RunnableConfig>): Promise<RunOutput> {
@@ -236,6 +246,8 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       [this.inputMessagesKey ?? "input"]: "hello",
     });
     const turnId = turnIdOf({ turnId: config.configurable?.turnId });
+    await checkAccess(this.#authorize, { key: sessionKey, action: "read", config });
+    if (!this.memory.readonly) await checkAccess(this.#authorize, { key: sessionKey, action: "append", config });
     const inputMessages = inputMessagesOf(input, this);
     const unfenced = await this.#backend(sessionKey);
     if (unfenced.store) this.#checkInput(inputMessages); // refuse unstorable input before the model runs

@@ -57,3 +57,13 @@ export interface FaultSuiteSetup {
   /** Why a fault the server cannot take is skipped, by the FaultyServer method it needs. */
   skip?: Partial<Record<keyof FaultyServer, string>>;
 }
+
+/** How the privacy suite gets stores of one kind, and reads their raw data. */
+export interface PrivacySuiteSetup extends StoreSuiteSetup {
+  /**
+   * Where `needle` appears in the raw data behind `store` (files and their WAL,
+   * table rows, keys and values, documents, append-only logs), as a list of places;
+   * empty when nowhere. Leave it out where there is no raw data to scan.
+   */
+  scan?(store: HistoryStore, needle: string): Promise<string[]>;
+}

@@ -1,0 +1,199 @@
+import { type KeyObject, createSecretKey, randomBytes } from "node:crypto";
+import { type HistoryStore, IntegrityError, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import type { KeyRing } from "./key-ring.js";
+import { open, randomId, seal } from "./seal.js";
+
+/** The state value that holds a session's data key, sealed under a master key. */
+export const DATA_KEY_STATE = "memoria.datakey";
+
+/** A session's data key as stored: its id, the master key that wraps it, the wrapped key, and (hashed ids) the sealed raw session key. */
+export interface DataKeyRecord {
+  v: 1;
+  id: string;
+  k: string;
+  w: string;
+  key?: string;
+}
+
+export interface DataKey {
+  id: string;
+  key: KeyObject;
+}
+
+interface Entry {
+  dataKey?: DataKey;
+  /** Clock reading before the read or fetch that last saw `dataKey` as the session's own. */
+  keySeenAt: number;
+  /** Position of the session's last record (-1: none), as last seen; undefined when not known. */
+  tail?: number;
+  tailSeenAt: number;
+}
+
+const wrapAad = (storedKey: string, id: string) => `memoria.datakey|${storedKey}|${id}`;
+
+function isRecord(value: JsonValue | undefined): value is DataKeyRecord & { [k: string]: JsonValue } {
+  const v = value as Record<string, unknown> | undefined;
+  return typeof v === "object" && v !== null && v.v === 1 && typeof v.id === "string" && typeof v.k === "string" && typeof v.w === "string";
+}
+
+/**
+ * Each session's data key (envelope encryption): records are sealed with a random
+ * 256-bit key of their session, and that key is stored in the session's state,
+ * sealed under the app's active master key. Rotating master keys rewraps these
+ * keys only. Keys are cached per session; a cached key or tail position is trusted
+ * for a write only when it was seen after the write's lock was taken, so a session
+ * erased and started again elsewhere is never written with a stale key.
+ */
+export class DataKeys {
+  readonly #entries = new Map<string, Entry>();
+  readonly #lockTakenAt = new WeakMap<TurnLock, number>();
+  #clock = 0;
+
+  constructor(
+    private readonly inner: HistoryStore,
+    private readonly ring: KeyRing,
+    private readonly cacheSize: number,
+  ) {}
+
+  /** A reading of the clock, taken before a read whose findings are then recorded with it. */
+  tick(): number {
+    return ++this.#clock;
+  }
+
+  /** Remembers when a lock was taken: what is seen after it holds until it is released. */
+  stampLock(lock: TurnLock): TurnLock {
+    this.#lockTakenAt.set(lock, this.tick());
+    return lock;
+  }
+
+  forget(storedKey: string): void {
+    this.#entries.delete(storedKey);
+  }
+
+  forgetAll(): void {
+    this.#entries.clear();
+  }
+
+  #entry(id: string): Entry {
+    let entry = this.#entries.get(id);
+    if (entry) {
+      this.#entries.delete(id); // most recently used last
+    } else {
+      entry = { keySeenAt: 0, tailSeenAt: 0 };
+      if (this.#entries.size >= this.cacheSize) this.#entries.delete(this.#entries.keys().next().value as string);
+    }
+    this.#entries.set(id, entry);
+    return entry;
+  }
+
+  /** Records what a read found: the key its records were sealed with, and the position of its last one. */
+  saw(storedKey: string, at: number, dataKeyId: string | undefined, tail: number | undefined): void {
+    const entry = this.#entry(storedKey);
+    if (dataKeyId !== undefined && entry.dataKey?.id === dataKeyId) entry.keySeenAt = Math.max(entry.keySeenAt, at);
+    if (tail !== undefined && at > entry.tailSeenAt) {
+      entry.tail = tail;
+      entry.tailSeenAt = at;
+    }
+  }
+
+  /** After a stored append: the session's last position moved on, as seen when the tail was. */
+  appended(storedKey: string, tail: number | undefined): void {
+    const entry = this.#entries.get(storedKey);
+    if (entry) entry.tail = tail;
+  }
+
+  /** The data key a record names, for reading it: from the cache, else the session's state. */
+  async forRead(key: SessionKey, storedKey: SessionKey, dataKeyId: string): Promise<KeyObject> {
+    const id = encodeSessionKey(storedKey);
+    const cached = this.#entries.get(id)?.dataKey;
+    if (cached?.id === dataKeyId) return cached.key;
+    const at = this.tick();
+    const fetched = await this.fetch(key, storedKey);
+    if (!fetched) throw new IntegrityError(key, "tampered", "the session holds sealed records but no data key");
+    this.#remember(id, fetched, at);
+    if (fetched.id !== dataKeyId) throw new IntegrityError(key, "misplaced", "a record is sealed under another session's data key");
+    return fetched.key;
+  }
+
+  /**
+   * The session's data key for a write under `lock`, made (and stored under the
+   * lock) if the session has none; with `needTail`, also the position of its last
+   * record, read if not seen since the lock was taken.
+   */
+  async forWrite(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, needTail: boolean, lastPosition: () => Promise<number>) {
+    const id = encodeSessionKey(storedKey);
+    const since = lock ? this.#lockTakenAt.get(lock) : undefined;
+    let entry = this.#entries.get(id);
+    if (!(entry?.dataKey && since !== undefined && entry.keySeenAt > since)) {
+      const at = this.tick();
+      const fetched = await this.fetch(key, storedKey);
+      if (fetched) {
+        this.#remember(id, fetched, at);
+      } else {
+        if (!lock) return undefined; // the caller takes the lock and asks again
+        this.#remember(id, await this.#create(key, storedKey, lock), at);
+      }
+      entry = this.#entries.get(id) as Entry;
+    }
+    const dataKey = entry.dataKey as DataKey;
+    if (!needTail) return { dataKey, next: 0 };
+    if (entry.tail === undefined || since === undefined || entry.tailSeenAt <= since) {
+      const at = this.tick();
+      const tail = await lastPosition();
+      this.saw(id, at, undefined, tail);
+    }
+    return { dataKey, next: (this.#entries.get(id)?.tail ?? -1) + 1 };
+  }
+
+  #remember(id: string, dataKey: DataKey, at: number): void {
+    const entry = this.#entry(id);
+    if (entry.dataKey?.id !== dataKey.id) {
+      entry.dataKey = dataKey;
+      entry.tail = undefined;
+      entry.tailSeenAt = 0;
+    }
+    entry.keySeenAt = Math.max(entry.keySeenAt, at);
+  }
+
+  /** The session's stored data key record, checked, or undefined if it has none. */
+  async record(key: SessionKey, storedKey: SessionKey): Promise<DataKeyRecord | undefined> {
+    const value = await this.inner.getState(storedKey, DATA_KEY_STATE);
+    if (value === undefined) return undefined;
+    if (!isRecord(value)) throw new IntegrityError(key, "tampered", "the session's data key record is malformed");
+    return value;
+  }
+
+  /** Reads and unwraps the session's data key. */
+  async fetch(key: SessionKey, storedKey: SessionKey): Promise<DataKey | undefined> {
+    const record = await this.record(key, storedKey);
+    return record && (await this.unwrap(key, storedKey, record));
+  }
+
+  async unwrap(key: SessionKey, storedKey: SessionKey, record: DataKeyRecord): Promise<DataKey> {
+    const master = await this.ring.get(record.k);
+    if (!master) throw new IntegrityError(key, "unknown-key", `its data key is sealed under master key "${record.k}", which the key ring does not hold`);
+    const bytes = open(master, record.w, wrapAad(encodeSessionKey(storedKey), record.id));
+    if (bytes?.length !== 32) {
+      throw new IntegrityError(key, "tampered", `its data key does not open with master key "${record.k}" (a wrong key, a changed record, or one moved from another session)`);
+    }
+    return { id: record.id, key: createSecretKey(bytes) };
+  }
+
+  /** The record sealing `dataKey` under the active master key. */
+  async wrap(storedKey: SessionKey, dataKey: { id: string; bytes: Buffer }, extra: { key?: string } = {}): Promise<DataKeyRecord> {
+    const master = await this.ring.active();
+    const w = seal(master, dataKey.bytes, wrapAad(encodeSessionKey(storedKey), dataKey.id));
+    return { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w, ...extra };
+  }
+
+  /** Extra fields a new data key record carries (the sealed raw key, with hashed ids). */
+  describeNew?: (key: SessionKey, dataKey: DataKey) => { key?: string };
+
+  async #create(key: SessionKey, storedKey: SessionKey, lock: TurnLock): Promise<DataKey> {
+    const bytes = randomBytes(32);
+    const dataKey = { id: randomId(), key: createSecretKey(bytes) };
+    const record = await this.wrap(storedKey, { id: dataKey.id, bytes }, this.describeNew?.(key, dataKey));
+    await this.inner.setState(storedKey, DATA_KEY_STATE, record as unknown as JsonValue, { lock });
+    return dataKey;
+  }
+}

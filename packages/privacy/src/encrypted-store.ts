@@ -1,0 +1,271 @@
+import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type JsonValue,
+  type ListOptions,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  SessionLocks,
+  StoreChatMessageHistory,
+  type TurnLock,
+  createKeyFilter,
+  createSessionKey,
+  encodePayloads,
+  encodeSessionKey,
+  requireFilterField,
+  stateName,
+  stateValue,
+} from "@memoria/core";
+import { DATA_KEY_STATE, DataKeys } from "./data-keys.js";
+import { withoutMissingCalls } from "./forwarding-store.js";
+import { KeyHasher } from "./hashed-ids.js";
+import { type KeyMaterial, KeyRing, type KeySource } from "./key-ring.js";
+import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
+import { openMessages, openRawKey, openState, parseSealedMessage, positionOf, sealMessage, sealRawKey, sealState, stateDataKeyId } from "./sealed-records.js";
+
+export interface EncryptionOptions {
+  /**
+   * Master keys by id (32 bytes each, as bytes or base64 text), or a function that
+   * fetches a key by id (from a KMS). Keep every key that sealed data not yet
+   * rekeyed; drop a key once `rekey()` reports nothing left under it.
+   */
+  keys: KeySource;
+  /** The key that seals new data keys. */
+  activeKeyId: string;
+  /**
+   * Store session-key values as keyed hashes (HMAC-SHA-256 under `secret`, 32 bytes
+   * or more) instead of raw ids. Lookups and `list` / `delete` by a field keep
+   * working; `list` gives back the raw keys, which are sealed in each session.
+   * The secret cannot be rotated: a new secret names other sessions.
+   */
+  hashIds?: { secret: KeyMaterial };
+  /** How many sessions' data keys stay unwrapped in memory. @default 10_000 */
+  cacheSize?: number;
+}
+
+const RESERVED_STATE = /^memoria\./;
+
+/**
+ * A store whose messages and state are sealed with AES-256-GCM before they reach
+ * `inner`: see {@link encryptStore}.
+ */
+export class EncryptedStore implements HistoryStore {
+  readonly name: string;
+  readonly capabilities: HistoryStore["capabilities"];
+  readonly #ring: KeyRing;
+  readonly #keys: DataKeys;
+  readonly #hasher?: KeyHasher;
+  readonly #queue = new SessionLocks();
+
+  constructor(
+    readonly inner: HistoryStore,
+    options: EncryptionOptions,
+  ) {
+    if (typeof options !== "object" || options === null) throw new MemoriaError("INVALID_ARGUMENT", "encryptStore needs options: { keys, activeKeyId }.");
+    this.name = inner.name;
+    this.capabilities = inner.capabilities;
+    withoutMissingCalls(this, inner);
+    this.#ring = new KeyRing(options.keys, options.activeKeyId);
+    const cacheSize = options.cacheSize ?? 10_000;
+    if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
+    this.#keys = new DataKeys(inner, this.#ring, cacheSize);
+    if (options.hashIds) {
+      const hasher = new KeyHasher(options.hashIds.secret);
+      this.#hasher = hasher;
+      this.#keys.describeNew = (key, dataKey) => ({ key: sealRawKey(dataKey, encodeSessionKey(hasher.key(key)), key) });
+    }
+  }
+
+  #stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string } {
+    const checked = createSessionKey(key);
+    const stored = this.#hasher ? this.#hasher.key(checked) : checked;
+    return { key: checked, stored, id: encodeSessionKey(stored) };
+  }
+
+  #filter(filter: SessionKeyFilter | undefined): SessionKeyFilter {
+    const checked = createKeyFilter(filter);
+    return this.#hasher ? this.#hasher.filter(checked) : checked;
+  }
+
+  async read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+    const s = this.#stored(key);
+    const at = this.#keys.tick();
+    const stored = await this.inner.read(s.stored, options);
+    if (stored.length === 0) {
+      if (options?.last !== 0) this.#keys.saw(s.id, at, undefined, -1);
+      return [];
+    }
+    const records = stored.map((message) => parseSealedMessage(s.key, message));
+    const last = records[records.length - 1]!;
+    const dataKey = await this.#keys.forRead(s.key, s.stored, last.dataKeyId);
+    const messages = openMessages(s.key, s.id, records, { id: last.dataKeyId, key: dataKey });
+    this.#keys.saw(s.id, at, last.dataKeyId, last.position);
+    return messages;
+  }
+
+  async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    const s = this.#stored(key);
+    const payloads = encodePayloads(messages); // refuses what cannot be stored before anything is written
+    if (payloads.length === 0) return this.inner.append(s.stored, [], options);
+    return this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
+      const last = async () => {
+        const [tail] = await this.inner.read(s.stored, { last: 1 });
+        return tail ? positionOf(s.key, tail).position : -1;
+      };
+      const { dataKey, next } = (await this.#keys.forWrite(s.key, s.stored, lock, true, last))!;
+      const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, next + i, payload));
+      let result: AppendResult;
+      try {
+        result = await this.inner.append(s.stored, sealed, { ...options, lock });
+      } catch (error) {
+        this.#keys.forget(s.id);
+        throw error;
+      }
+      this.#keys.appended(s.id, result.appended ? next + sealed.length - 1 : undefined);
+      return result;
+    });
+  }
+
+  /**
+   * Runs a write under `lock`, or, without one, under the session's turn lock taken
+   * here: positions and a new data key must come from one writer at a time.
+   */
+  async #underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
+    if (lock) return write(lock);
+    const release = await this.#queue.acquire(id);
+    try {
+      if (!this.inner.lock) return await write(undefined);
+      const held = this.#keys.stampLock(await this.inner.lock(stored));
+      try {
+        return await write(held);
+      } finally {
+        await held.release();
+      }
+    } finally {
+      release();
+    }
+  }
+
+  async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+    const s = this.#stored(key);
+    const value = await this.inner.getState(s.stored, this.#stateName(name));
+    if (value === undefined) return undefined;
+    const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
+    return openState(s.key, s.id, name, sealed, await this.#keys.forRead(s.key, s.stored, dataKeyId));
+  }
+
+  async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    const s = this.#stored(key);
+    this.#stateName(name);
+    const checked = stateValue(value);
+    const write = async (lock: TurnLock | undefined) => {
+      const found = await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1);
+      if (!found) return false;
+      await this.inner.setState(s.stored, name, sealState(found.dataKey, s.id, name, checked), { lock });
+      return true;
+    };
+    // A session that has its data key takes state without a lock; a new one is made under it.
+    if (options?.lock || !(await write(undefined))) await this.#underLock(s.id, s.stored, options?.lock, write);
+  }
+
+  #stateName(name: string): string {
+    if (RESERVED_STATE.test(stateName(name))) {
+      throw new MemoriaError("INVALID_ARGUMENT", `State names starting with "memoria." are kept for memoria's own use; got ${JSON.stringify(name)}.`);
+    }
+    return name;
+  }
+
+  async clear(key: SessionKey): Promise<void> {
+    const s = this.#stored(key);
+    this.#keys.forget(s.id);
+    await this.inner.clear(s.stored);
+    this.#keys.forget(s.id);
+  }
+
+  count(key: SessionKey): Promise<number> {
+    return this.inner.count(this.#stored(key).stored);
+  }
+
+  async list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage> {
+    const page = await this.inner.list(this.#filter(filter), options);
+    if (!this.#hasher) return page;
+    const sessions = await Promise.all(page.sessions.map((stored) => this.#rawKey(stored)));
+    return { ...page, sessions };
+  }
+
+  /** The raw key a hashed session was written under, opened from its data key record. */
+  async #rawKey(stored: SessionKey): Promise<SessionKey> {
+    const record = await this.#keys.record(stored, stored);
+    if (!record?.key) return stored; // state-less: nothing sealed to name it by
+    const dataKey = await this.#keys.unwrap(stored, stored, record);
+    const raw = openRawKey(dataKey.key, encodeSessionKey(stored), record.key);
+    return raw ? createSessionKey(raw) : stored;
+  }
+
+  async delete(filter: SessionKeyFilter): Promise<number> {
+    const checked = createKeyFilter(filter);
+    requireFilterField(checked);
+    this.#keys.forgetAll();
+    const removed = await this.inner.delete(this.#filter(checked));
+    this.#keys.forgetAll();
+    return removed;
+  }
+
+  async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
+    if (!this.inner.trim) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store cannot trim.`);
+    return this.inner.trim(this.#stored(key).stored, options);
+  }
+
+  async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+    if (!this.inner.lock) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store has no turn lock.`);
+    return this.#keys.stampLock(await this.inner.lock(this.#stored(key).stored, options));
+  }
+
+  history(key: SessionKey): BaseListChatMessageHistory {
+    return new StoreChatMessageHistory(this, createSessionKey(key));
+  }
+
+  /**
+   * Rewraps every session's data key that is not under the active master key, one
+   * session at a time under its turn lock. Safe to stop and run again: sessions done
+   * are skipped. Once a run completes, older master keys can be dropped.
+   */
+  rekey(options: RekeyOptions = {}): Promise<RekeyReport> {
+    return rekeySessions(
+      {
+        inner: this.inner,
+        keys: this.#keys,
+        activeKeyId: this.#ring.activeKeyId,
+        stamp: (lock) => this.#keys.stampLock(lock),
+      },
+      this.#filter(options.filter),
+      options,
+    );
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/**
+ * Wraps any store so that what it keeps is sealed with AES-256-GCM (envelope
+ * encryption: a random data key per session, itself sealed under the app's master
+ * key). Messages keep only their count and order in the clear; state values and,
+ * with `hashIds`, session-key values are sealed or hashed too. A record changed,
+ * moved to another session or position, or opened with a wrong key is an
+ * `IntegrityError`, never garbage.
+ */
+export function encryptStore(inner: HistoryStore, options: EncryptionOptions): EncryptedStore {
+  return new EncryptedStore(inner, options);
+}
+
+export { DATA_KEY_STATE };

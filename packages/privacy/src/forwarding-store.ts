@@ -1,0 +1,90 @@
+import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type JsonValue,
+  type ListOptions,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  StoreChatMessageHistory,
+  type TurnLock,
+  createSessionKey,
+} from "@memoria/core";
+
+/** Leaves `trim` and `lock` off a wrapper whose inner store has none, so callers that check for them still can. */
+export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore): void {
+  if (!inner.trim) Object.defineProperty(wrapper, "trim", { value: undefined });
+  if (!inner.lock) Object.defineProperty(wrapper, "lock", { value: undefined });
+}
+
+/**
+ * A store that hands every call to `inner`: the base of wrappers that change a few
+ * calls (redaction, authorization). Its `history(key)` goes through the wrapper.
+ */
+export class ForwardingStore implements HistoryStore {
+  readonly name: string;
+  readonly capabilities: HistoryStore["capabilities"];
+
+  constructor(readonly inner: HistoryStore) {
+    this.name = inner.name;
+    this.capabilities = inner.capabilities;
+    withoutMissingCalls(this, inner);
+  }
+
+  read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+    return this.inner.read(key, options);
+  }
+
+  append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    return this.inner.append(key, messages, options);
+  }
+
+  clear(key: SessionKey): Promise<void> {
+    return this.inner.clear(key);
+  }
+
+  count(key: SessionKey): Promise<number> {
+    return this.inner.count(key);
+  }
+
+  list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage> {
+    return this.inner.list(filter, options);
+  }
+
+  delete(filter: SessionKeyFilter): Promise<number> {
+    return this.inner.delete(filter);
+  }
+
+  getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+    return this.inner.getState(key, name);
+  }
+
+  setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    return this.inner.setState(key, name, value, options);
+  }
+
+  trim(key: SessionKey, options: { oldest: number }): Promise<number> {
+    if (!this.inner.trim) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store cannot trim.`);
+    return this.inner.trim(key, options);
+  }
+
+  lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+    if (!this.inner.lock) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store has no turn lock.`);
+    return this.inner.lock(key, options);
+  }
+
+  history(key: SessionKey): BaseListChatMessageHistory {
+    return new StoreChatMessageHistory(this, createSessionKey(key));
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

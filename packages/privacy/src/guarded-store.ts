@@ -1,0 +1,105 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type AccessAction,
+  type AppendOptions,
+  type AppendResult,
+  type Authorize,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type JsonValue,
+  type ListOptions,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  type TurnLock,
+  checkAccess,
+  createKeyFilter,
+  createSessionKey,
+} from "@memoria/core";
+import { ForwardingStore } from "./forwarding-store.js";
+
+/**
+ * A store that asks `authorize` before every call: `read` for reads, counts and
+ * state; `append` for appends, state writes and the turn lock; `list`; `delete`
+ * for clear, trim and erasure by filter. A denial is a `ForbiddenError` and the
+ * inner store is not called. `as(config)` gives a view whose checks carry the
+ * caller's config (who is asking), e.g. one per request.
+ */
+export class GuardedStore extends ForwardingStore {
+  constructor(
+    inner: HistoryStore,
+    readonly authorize: Authorize,
+    readonly config?: RunnableConfig,
+  ) {
+    super(inner);
+    if (typeof authorize !== "function") throw new MemoriaError("INVALID_ARGUMENT", "guardStore needs an authorize function.");
+  }
+
+  /** The same store, checking calls as made by the caller of `config`. */
+  as(config: RunnableConfig): GuardedStore {
+    return new GuardedStore(this.inner, this.authorize, config);
+  }
+
+  #check(key: SessionKey | SessionKeyFilter, action: AccessAction): Promise<void> {
+    return checkAccess(this.authorize, { key, action, config: this.config });
+  }
+
+  override async read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+    await this.#check(createSessionKey(key), "read");
+    return this.inner.read(key, options);
+  }
+
+  override async count(key: SessionKey): Promise<number> {
+    await this.#check(createSessionKey(key), "read");
+    return this.inner.count(key);
+  }
+
+  override async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+    await this.#check(createSessionKey(key), "read");
+    return this.inner.getState(key, name);
+  }
+
+  override async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    await this.#check(createSessionKey(key), "append");
+    return this.inner.append(key, messages, options);
+  }
+
+  override async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    await this.#check(createSessionKey(key), "append");
+    return this.inner.setState(key, name, value, options);
+  }
+
+  override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+    await this.#check(createSessionKey(key), "append");
+    return super.lock(key, options);
+  }
+
+  override async list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage> {
+    await this.#check(createKeyFilter(filter), "list");
+    return this.inner.list(filter, options);
+  }
+
+  override async clear(key: SessionKey): Promise<void> {
+    await this.#check(createSessionKey(key), "delete");
+    return this.inner.clear(key);
+  }
+
+  override async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
+    await this.#check(createSessionKey(key), "delete");
+    return super.trim(key, options);
+  }
+
+  override async delete(filter: SessionKeyFilter): Promise<number> {
+    await this.#check(createKeyFilter(filter), "delete");
+    return this.inner.delete(filter);
+  }
+}
+
+/** Wraps any store with an `authorize` hook checked before every call. */
+export function guardStore(inner: HistoryStore, authorize: Authorize): GuardedStore {
+  return new GuardedStore(inner, authorize);
+}

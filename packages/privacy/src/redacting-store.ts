@@ -1,0 +1,92 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type EncodedMessage,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type JsonValue,
+  MemoriaError,
+  type SessionKey,
+  decodeMessage,
+  encodeMessages,
+  stateValue,
+} from "@memoria/core";
+import { ForwardingStore } from "./forwarding-store.js";
+import { type Redactor, patternRedactor } from "./redactors.js";
+
+export interface RedactionOptions {
+  /** Masks text before it is stored. @default patternRedactor() (e-mail, card, IBAN, phone, SSN) */
+  redact?: Redactor;
+  /** Also mask the string values of session state (summaries, entities, profiles). @default true */
+  state?: boolean;
+}
+
+/** Every string inside `value`, masked. */
+function deep(value: JsonValue, redact: Redactor): JsonValue {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map((item) => deep(item, redact));
+  if (typeof value === "object" && value !== null) {
+    const out: { [key: string]: JsonValue } = {};
+    for (const key of Object.keys(value)) Object.defineProperty(out, key, { value: deep(value[key] as JsonValue, redact), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return value;
+}
+
+/** Content as text or as blocks: the text of text blocks is masked, other blocks (images, files) are kept. */
+function content(value: JsonValue, redact: Redactor): JsonValue {
+  if (typeof value === "string") return redact(value);
+  if (!Array.isArray(value)) return value;
+  return value.map((block) => {
+    if (typeof block === "string") return redact(block);
+    const b = block as { [key: string]: JsonValue };
+    return b && b.type === "text" && typeof b.text === "string" ? { ...b, text: redact(b.text) } : block;
+  });
+}
+
+const ARGUMENT_FIELDS = ["tool_calls", "invalid_tool_calls", "additional_kwargs"] as const;
+
+/** A copy of the message with its text, tool-call arguments and function-call arguments masked; ids, names and types are kept. */
+export function redactMessage(encoded: EncodedMessage, redact: Redactor): EncodedMessage {
+  const data: EncodedMessage["data"] = { ...encoded.data, content: content(encoded.data.content, redact) };
+  for (const field of ARGUMENT_FIELDS) if (data[field] !== undefined) data[field] = deep(data[field] as JsonValue, redact);
+  return { ...encoded, data };
+}
+
+/**
+ * A store that masks messages (and by default state) before `inner` keeps them.
+ * The turn that said something still gives the model the original: the wrapper
+ * passes the turn's own messages to the model and stores them through this store.
+ * Later turns read the masked text.
+ */
+export class RedactingStore extends ForwardingStore {
+  readonly #redact: Redactor;
+  readonly #state: boolean;
+
+  constructor(inner: HistoryStore, options: RedactionOptions = {}) {
+    super(inner);
+    const redact = options.redact ?? patternRedactor();
+    if (typeof redact !== "function") throw new MemoriaError("INVALID_ARGUMENT", "redact must be a function from text to text.");
+    this.#redact = (text) => {
+      const out = redact(text);
+      if (typeof out !== "string") throw new MemoriaError("INVALID_ARGUMENT", `The redactor returned ${typeof out}, not text.`);
+      return out;
+    };
+    this.#state = options.state ?? true;
+  }
+
+  override append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    const masked = encodeMessages(messages).map((message) => decodeMessage(redactMessage(message, this.#redact)));
+    return this.inner.append(key, masked, options);
+  }
+
+  override setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    return this.inner.setState(key, name, this.#state ? deep(stateValue(value), this.#redact) : value, options);
+  }
+}
+
+/** Wraps any store so that messages are masked by `redact` before they are stored. */
+export function redactStore(inner: HistoryStore, options?: RedactionOptions): RedactingStore {
+  return new RedactingStore(inner, options);
+}

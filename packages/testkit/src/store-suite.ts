@@ -1,0 +1,21 @@
+import { appendsSuite } from "./suites/appends.js";
+import { compactionSuite } from "./suites/compaction.js";
+import { expirySuite } from "./suites/expiry.js";
+import { fencingSuite } from "./suites/fencing.js";
+import { interopSuite } from "./suites/interop.js";
+import { messagesSuite } from "./suites/messages.js";
+import { sessionsSuite } from "./suites/sessions.js";
+import { stateSuite } from "./suites/state.js";
+import type { StoreSuiteSetup } from "./types.js";
+
+/** Every area of the store contract, for one kind of store. */
+export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
+  messagesSuite(setup);
+  appendsSuite(setup);
+  sessionsSuite(setup);
+  stateSuite(setup);
+  compactionSuite(setup);
+  expirySuite(setup);
+  interopSuite(setup);
+  fencingSuite(setup);
+}

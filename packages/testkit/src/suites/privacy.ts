@@ -1,0 +1,115 @@
+import { randomBytes } from "node:crypto";
+import { HumanMessage } from "@langchain/core/messages";
+import { type EncryptedStore, type EncryptionOptions, encryptStore } from "@memoria/privacy";
+import { describe, expect, it } from "vitest";
+import { numbered, transcript } from "../fixtures.js";
+import { useStore } from "../harness.js";
+import type { PrivacySuiteSetup, StoreSuiteSetup } from "../types.js";
+import { fencingSuite } from "./fencing.js";
+import { sessionsSuite } from "./sessions.js";
+import { stateSuite } from "./state.js";
+import { tamperSuite } from "./tamper.js";
+import { runHistoryStoreSuite } from "../store-suite.js";
+
+/** Fresh master keys and a hash secret for one run. */
+export function testKeys() {
+  return { A: randomBytes(32), B: randomBytes(32), secret: randomBytes(32) };
+}
+
+/** The same setup, with every store wrapped by `encryptStore(…, options)`. */
+export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, label: string): StoreSuiteSetup {
+  return {
+    name: `${setup.name} ${label}`,
+    createStore: async () => encryptStore(await setup.createStore(), options),
+    destroyStore: setup.destroyStore && ((store) => setup.destroyStore!((store as EncryptedStore).inner)),
+    createPeer: setup.createPeer && (async (store) => encryptStore(await setup.createPeer!((store as EncryptedStore).inner), options)),
+    createStoreWithTtl: setup.createStoreWithTtl && (async (ttl) => encryptStore(await setup.createStoreWithTtl!(ttl), options)),
+    largeSessionSize: setup.largeSessionSize,
+  };
+}
+
+/**
+ * Encryption at rest, proven on one kind of store: the whole conformance suite run
+ * through `encryptStore`, the key-field suites again with hashed ids, tampering of
+ * every kind refused, a key rotation that ends with the old key dropped, and (where
+ * the setup can scan the store's raw data) no plaintext of a message, a summary or
+ * a hashed user id anywhere in it.
+ */
+export function privacySuite(setup: PrivacySuiteSetup): void {
+  const keys = testKeys();
+  const sealed: EncryptionOptions = { keys: { A: keys.A }, activeKeyId: "A" };
+  const hashed: EncryptionOptions = { ...sealed, hashIds: { secret: keys.secret } };
+
+  runHistoryStoreSuite(encrypted(setup, sealed, "(encrypted)"));
+  const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
+  sessionsSuite(withHashedIds);
+  stateSuite(withHashedIds);
+  fencingSuite(withHashedIds);
+  tamperSuite(setup, sealed);
+
+  describe(`${setup.name}: encryption at rest`, () => {
+    const inner = useStore(setup);
+
+    it("keeps a rotated-out key unnecessary after rekey: write under A, rotate to B, rekey, drop A, read all back", async () => {
+      const userId = `u-${crypto.randomUUID()}`;
+      const sessions = [1, 2, 3].map((n) => ({ userId, conversationId: `c${n}` }));
+      const underA = encryptStore(inner(), hashed);
+      for (const key of sessions) {
+        await underA.append(key, numbered(3));
+        await underA.setState(key, "summary", { text: `summary of ${key.conversationId}` });
+      }
+      const both = encryptStore(inner(), { ...hashed, keys: { A: keys.A, B: keys.B }, activeKeyId: "B" });
+      await both.append(sessions[0]!, numbered(1, 3)); // old sessions stay writable meanwhile
+      const stopper = new AbortController();
+      const stopped = await both.rekey({ filter: { userId }, pageSize: 1, signal: stopper.signal, onProgress: () => stopper.abort() }).catch((e: unknown) => e);
+      expect(stopped).toBeInstanceOf(Error); // interrupted after the first session
+      const report = await both.rekey({ filter: { userId } });
+      expect(report).toEqual({ seen: 3, rewrapped: 2 });
+      expect(await both.rekey({ filter: { userId } })).toEqual({ seen: 3, rewrapped: 0 });
+
+      const onlyB = encryptStore(inner(), { ...hashed, keys: { B: keys.B }, activeKeyId: "B" });
+      expect(transcript(await onlyB.read(sessions[0]!))).toEqual(transcript(numbered(4)));
+      for (const key of sessions) expect(await onlyB.getState(key, "summary")).toEqual({ text: `summary of ${key.conversationId}` });
+      const listed = (await onlyB.list({ userId })).sessions.map((k) => k.conversationId).sort();
+      expect(listed).toEqual(["c1", "c2", "c3"]);
+      const onlyA = encryptStore(inner(), { ...hashed, keys: { A: keys.A }, activeKeyId: "A" });
+      await expect(onlyA.read(sessions[1]!)).rejects.toMatchObject({ code: "INTEGRITY", reason: "unknown-key" });
+      expect(await onlyB.delete({ userId })).toBe(3);
+    });
+
+    it("gives the raw keys back from list and erases by a raw field with hashed ids", async () => {
+      const store = encryptStore(inner(), hashed);
+      const userId = `ada-${crypto.randomUUID()}`;
+      await store.append({ userId, conversationId: "one" }, numbered(1));
+      await store.setState({ userId, conversationId: "two" }, "profile", { city: "Paris" });
+      const page = await store.list({ userId });
+      expect(page.sessions.map((k) => ({ ...k })).sort((a, b) => a.conversationId!.localeCompare(b.conversationId!))).toEqual([
+        { userId, conversationId: "one" },
+        { userId, conversationId: "two" },
+      ]);
+      expect((await inner().list({ userId })).sessions).toEqual([]); // the raw id names nothing stored
+      expect(await store.delete({ userId })).toBe(2);
+      expect(await store.count({ userId, conversationId: "one" })).toBe(0);
+    });
+
+    it.skipIf(!setup.scan)(`leaves no plaintext of a message, a summary or a hashed user id in the raw data${setup.scan ? "" : " (skipped: no raw scan for this store)"}`, async () => {
+      const tag = crypto.randomUUID().replaceAll("-", "");
+      const control = `control-${tag}`;
+      const plain = { sessionId: `plain-${tag}` };
+      await inner().append(plain, [new HumanMessage(`a plaintext ${control}`)]);
+      expect((await setup.scan!(inner(), control)).length).toBeGreaterThan(0); // the scan sees stored text
+      await inner().clear(plain);
+
+      const store = encryptStore(inner(), hashed);
+      const user = `user-${tag}`;
+      const key = { userId: user, conversationId: `conv-${tag}` };
+      await store.append(key, [new HumanMessage(`my secret is message-${tag}`)]);
+      await store.setState(key, "summary", { text: `summary-${tag}` });
+      expect(await store.read(key)).toHaveLength(1);
+      for (const needle of [`message-${tag}`, `summary-${tag}`, user, `conv-${tag}`]) {
+        expect(await setup.scan!(inner(), needle), needle).toEqual([]);
+      }
+      await store.delete({ userId: user });
+    });
+  });
+}
