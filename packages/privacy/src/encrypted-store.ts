@@ -7,6 +7,7 @@ import {
   type HistoryStore,
   type JsonValue,
   type ListOptions,
+  LockLostError,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
@@ -143,11 +144,18 @@ export class EncryptedStore implements HistoryStore {
     const release = await this.#queue.acquire(id);
     try {
       if (!this.inner.lock) return await write(undefined);
-      const held = this.#keys.stampLock(await this.inner.lock(stored));
-      try {
-        return await write(held);
-      } finally {
-        await held.release();
+      for (let attempt = 1; ; attempt++) {
+        const held = this.#keys.stampLock(await this.inner.lock(stored));
+        try {
+          return await write(held);
+        } catch (error) {
+          // The caller asked for an unfenced write: a session erased under the lock taken
+          // here is written afresh, as an unfenced write after the erasure would be.
+          if (!LockLostError.isInstance(error) || attempt >= 5) throw error;
+          this.#keys.forget(id);
+        } finally {
+          await held.release();
+        }
       }
     } finally {
       release();
@@ -190,7 +198,7 @@ export class EncryptedStore implements HistoryStore {
     this.#keys.forget(s.id);
   }
 
-  count(key: SessionKey): Promise<number> {
+  async count(key: SessionKey): Promise<number> {
     return this.inner.count(this.#stored(key).stored);
   }
 
@@ -238,7 +246,7 @@ export class EncryptedStore implements HistoryStore {
    * session at a time under its turn lock. Safe to stop and run again: sessions done
    * are skipped. Once a run completes, older master keys can be dropped.
    */
-  rekey(options: RekeyOptions = {}): Promise<RekeyReport> {
+  async rekey(options: RekeyOptions = {}): Promise<RekeyReport> {
     return rekeySessions(
       {
         inner: this.inner,

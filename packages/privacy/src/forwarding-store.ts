@@ -70,12 +70,12 @@ export class ForwardingStore implements HistoryStore {
     return this.inner.setState(key, name, value, options);
   }
 
-  trim(key: SessionKey, options: { oldest: number }): Promise<number> {
+  async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     if (!this.inner.trim) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store cannot trim.`);
     return this.inner.trim(key, options);
   }
 
-  lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+  async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     if (!this.inner.lock) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store has no turn lock.`);
     return this.inner.lock(key, options);
   }

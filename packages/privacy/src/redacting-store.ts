@@ -76,12 +76,12 @@ export class RedactingStore extends ForwardingStore {
     this.#state = options.state ?? true;
   }
 
-  override append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+  override async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
     const masked = encodeMessages(messages).map((message) => decodeMessage(redactMessage(message, this.#redact)));
     return this.inner.append(key, masked, options);
   }
 
-  override setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+  override async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
     return this.inner.setState(key, name, this.#state ? deep(stateValue(value), this.#redact) : value, options);
   }
 }

@@ -163,6 +163,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
     forUpdate: " FOR UPDATE",
+    freezeTable: (table) => `LOCK TABLE ${table} IN EXCLUSIVE MODE`,
     // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/erasure.md.
     afterErase: async () => {},
     execute: <T>(step: SqlStep) =>

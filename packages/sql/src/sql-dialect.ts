@@ -41,6 +41,8 @@ export interface SqlDialect {
   readonly lockSchema?: string;
   /** Appended to a fencing `SELECT` to lock the row until commit (`" FOR UPDATE"`), or empty where transactions already exclude each other. */
   readonly forUpdate: string;
+  /** A statement that stops other transactions from locking or writing `table`'s rows until commit, where transactions do not already exclude each other. */
+  freezeTable?(table: string): string;
   /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */
   afterErase(): Promise<void>;
   /** Runs one statement outside a transaction. */

@@ -286,11 +286,19 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await ready();
       const matching = `SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id WHERE f.field = ? AND f.value = ?${more.sql}`;
       const params = [field, value, ...more.params];
-      // The locks first: a turn in flight on an erased session is refused at its save
-      // (on PostgreSQL this waits for a save holding the lock row, then erases it too).
+      // Erased sessions lose their locks in the same transaction, so a turn in flight on
+      // one is refused at its save. PostgreSQL first freezes the lock table: no turn can
+      // take a lock or pass its fence while the erasure runs, and a save already past its
+      // fence ends before the erasure starts (and is erased with the rest). Otherwise a
+      // turn that created a session under its lock while this ran could keep that lock.
       const deleted = await dialect.transaction(function* () {
-        yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${matching})`, params);
-        return yield* run(`DELETE FROM ${t.sessions} WHERE id IN (${matching})`, params);
+        if (dialect.freezeTable) yield* run(dialect.freezeTable(t.locks), []);
+        const erased = yield* all<{ id: string }>(`DELETE FROM ${t.sessions} WHERE id IN (${matching}) RETURNING id`, params);
+        for (let from = 0; from < erased.length; from += dialect.maxParams) {
+          const ids = erased.slice(from, from + dialect.maxParams).map((row) => row.id);
+          yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${ids.map(() => "?").join(", ")})`, ids);
+        }
+        return erased.length;
       });
       await dialect.afterErase();
       return deleted;

@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
+import { describe, expect, it } from "vitest";
+import { SEALED_ROLE, encryptStore, guardStore, redactStore } from "../src/index.js";
+
+const keyA = randomBytes(32);
+const options = { keys: { A: keyA }, activeKeyId: "A" };
+const words = (messages: BaseMessage[]) => messages.map((m) => String(m.content));
+
+describe("encryptStore", () => {
+  it("hands the inner store only sealed generic messages and sealed state", async () => {
+    const inner = createInMemoryStore();
+    const store = encryptStore(inner, options);
+    const key = { sessionId: "s" };
+    await store.append(key, [new HumanMessage({ content: "the vault code is 1234", id: "h1" })]);
+    await store.setState(key, "summary", { text: "a vault code was given" });
+    const [raw] = await inner.read(key);
+    expect(raw!.getType()).toBe("generic");
+    expect((raw as unknown as { role: string }).role).toBe(SEALED_ROLE);
+    expect(String(raw!.content)).toMatch(/^ms1\.[A-Za-z0-9_-]+\.0\.[A-Za-z0-9_-]+$/);
+    expect(JSON.stringify(await inner.getState(key, "summary"))).not.toContain("vault");
+    const [back] = await store.read(key);
+    expect(back).toBeInstanceOf(HumanMessage);
+    expect(back!.id).toBe("h1");
+  });
+
+  it("checks its options and keeps memoria.* state names for itself", async () => {
+    const inner = createInMemoryStore();
+    expect(() => encryptStore(inner, { keys: { A: randomBytes(16) }, activeKeyId: "A" })).toThrow(/must be 32 bytes/);
+    expect(() => encryptStore(inner, { keys: { A: keyA }, activeKeyId: "B" })).toThrow(/active key "B" is not among/);
+    expect(() => encryptStore(inner, { keys: { "bad id": keyA }, activeKeyId: "bad id" })).toThrow(/letters, digits/);
+    expect(() => encryptStore(inner, { ...options, hashIds: { secret: randomBytes(8) } })).toThrow(/at least 32 bytes/);
+    await expect(encryptStore(inner, options).setState({ sessionId: "s" }, "memoria.datakey", "x")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    // base64 text works as key material
+    const text = encryptStore(inner, { keys: { A: keyA.toString("base64") }, activeKeyId: "A" });
+    await text.append({ sessionId: "b64" }, [new HumanMessage("x")]);
+    expect(words(await encryptStore(inner, options).read({ sessionId: "b64" }))).toEqual(["x"]);
+  });
+
+  it("fetches keys from a function (a KMS) once per key id", async () => {
+    const asked: string[] = [];
+    const kms = async (id: string) => {
+      asked.push(id);
+      return id === "A" ? keyA : undefined;
+    };
+    const store = encryptStore(createInMemoryStore(), { keys: kms, activeKeyId: "A" });
+    for (let i = 0; i < 5; i++) await store.append({ sessionId: `s${i}` }, [new HumanMessage(`m${i}`)]);
+    expect(words(await store.read({ sessionId: "s3" }))).toEqual(["m3"]);
+    expect(asked).toEqual(["A"]);
+    const missing = encryptStore(createInMemoryStore(), { keys: async () => undefined, activeKeyId: "A" });
+    await expect(missing.append({ sessionId: "s" }, [new HumanMessage("x")])).rejects.toThrow(/gave no key for the active key id "A"/);
+  });
+
+  it("never writes with a stale data key: a session erased and started again by another instance", async () => {
+    const inner = createInMemoryStore();
+    const first = encryptStore(inner, options);
+    const second = encryptStore(inner, options);
+    const key = { sessionId: "s" };
+    await first.append(key, [new HumanMessage("one")]);
+    expect(words(await first.read(key))).toEqual(["one"]); // first caches the data key
+    await second.clear(key);
+    await second.append(key, [new HumanMessage("two")]); // a new data key
+    await first.append(key, [new HumanMessage("three")]);
+    await first.setState(key, "summary", "three");
+    expect(words(await second.read(key))).toEqual(["two", "three"]);
+    expect(await second.getState(key, "summary")).toBe("three");
+
+    const chain = new RunnableWithMessageHistory({ store: first, runnable: RunnableLambda.from(async (m: BaseMessage[]) => `saw ${m.length}`) });
+    await second.clear(key);
+    await second.append(key, [new HumanMessage("four")]);
+    expect(await chain.invoke("five", { configurable: key })).toBe("saw 2");
+    expect(words(await second.read(key))).toEqual(["four", "five", "saw 2"]);
+  });
+
+  it("a turn through the wrapper costs no extra store call once the session has its key", async () => {
+    const inner = createInMemoryStore();
+    const calls: string[] = [];
+    const counted = new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== "function" || name === "history") return value;
+        return (...args: unknown[]) => {
+          calls.push(String(name));
+          return value.apply(target, args);
+        };
+      },
+    });
+    const chain = new RunnableWithMessageHistory({ store: encryptStore(counted, options), runnable: RunnableLambda.from(async () => "ok") });
+    const config = { configurable: { sessionId: "s" } };
+    await chain.invoke("first", config);
+    calls.length = 0;
+    await chain.invoke("second", config);
+    expect(calls).toEqual(["lock", "read", "append"]);
+  });
+
+  it("composes: guard(redact(encrypt(store))) in a turn", async () => {
+    const inner = createInMemoryStore();
+    const isAda = ({ config }: { config?: { configurable?: Record<string, unknown> } }) => config?.configurable?.caller === "ada";
+    const store = guardStore(redactStore(encryptStore(inner, options)), isAda);
+    // A turn's checks get the call's config: the wrapper asks the hook itself.
+    const chain = new RunnableWithMessageHistory({ store: store.inner, authorize: isAda, runnable: RunnableLambda.from(async (m: BaseMessage[]) => `seen: ${m.at(-1)?.content}`) });
+    const config = { configurable: { sessionId: "s", caller: "ada" } };
+    expect(await chain.invoke("mail me at ada@example.com", config)).toBe("seen: mail me at ada@example.com");
+    expect(words(await store.as(config).read({ sessionId: "s" }))).toEqual(["mail me at [email removed]", "seen: mail me at [email removed]"]);
+    expect(JSON.stringify(await inner.read({ sessionId: "s" }))).not.toContain("mail me");
+    await expect(store.read({ sessionId: "s" })).rejects.toMatchObject({ code: "FORBIDDEN" });
+    await expect(chain.invoke("hi", { configurable: { sessionId: "s", caller: "eve" } })).rejects.toMatchObject({ code: "FORBIDDEN" });
+  });
+});

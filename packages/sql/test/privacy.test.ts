@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { privacySuite } from "@memoria/testkit";
+import { filesHolding } from "@memoria/testkit/servers";
+import pg from "pg";
+import { afterAll, inject } from "vitest";
+import { createPostgresStore, createSqliteStore } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-sqlite-privacy-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const paths = new WeakMap<object, string>();
+
+privacySuite({
+  name: "sqlite",
+  async createStore() {
+    const path = join(dir, `store-${++files}.db`);
+    const store = createSqliteStore({ path });
+    paths.set(store, path);
+    return store;
+  },
+  createPeer: async (store) => createSqliteStore({ path: paths.get(store) }),
+  createStoreWithTtl: async (ttlSeconds) => createSqliteStore({ path: join(dir, `ttl-${++files}.db`), ttlSeconds }),
+  // The database file and its write-ahead log, byte for byte.
+  scan: async (store, needle) => filesHolding(dir, needle).filter((file) => paths.get(store)?.endsWith(file.replace(/-(wal|shm|journal)$/, ""))),
+});
+
+const connectionString = inject("databaseUrl");
+const client = new pg.Client({ connectionString });
+let connected: Promise<unknown> | undefined;
+afterAll(async () => {
+  if (connected) await client.end();
+});
+
+/** Every row of every table in the database whose text holds `needle`, as `schema.table`. */
+async function scanTables(needle: string): Promise<string[]> {
+  connected ??= client.connect();
+  await connected;
+  const { rows: tables } = await client.query<{ s: string; t: string }>(
+    "SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+  );
+  const places: string[] = [];
+  for (const { s, t } of tables) {
+    const table = `${client.escapeIdentifier(s)}.${client.escapeIdentifier(t)}`;
+    const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} r WHERE strpos(r::text, $1) > 0`, [needle]);
+    if (Number(rows[0]?.n) > 0) places.push(`${s}.${t}`);
+  }
+  return places;
+}
+
+privacySuite({
+  name: "postgres",
+  createStore: async () => createPostgresStore({ connectionString }),
+  createPeer: async () => createPostgresStore({ connectionString }),
+  createStoreWithTtl: async (ttlSeconds) => createPostgresStore({ connectionString, tablePrefix: "memoria_ttl_", ttlSeconds }),
+  scan: (_store, needle) => scanTables(needle),
+});
