@@ -10,13 +10,14 @@ import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
 import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
+import { privacyCost } from "./privacy-cost.js";
 import { latencyChart, table } from "./report.js";
 import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import { type Settings, ceilings, concurrentTurns, latencyBySize, memoryFootprint, wrapperCost } from "./workloads.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7").split(",").map((w) => w.trim().toUpperCase()));
 const settings: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
 const log = (line: string) => console.log(line);
 const results = join(import.meta.dirname, "..", "results");
@@ -121,6 +122,18 @@ try {
     const redisPort = Number(new URL(redisUrl).port);
     const rows = await ceilings(redisPort, settings);
     sections.push("## W6: the ceiling\n", table(["measure", "value", "what it is"], rows.map((r) => [r.name, r.value, r.note])));
+  }
+
+  if (only.has("W7")) {
+    log("W7: what privacy costs a turn (SQLite, Redis)");
+    const rows = await privacyCost(redisUrl, settings);
+    sections.push(
+      "## W7: what privacy costs a turn\n\nThe same store plain, wrapped by `encryptStore` (AES-256-GCM, a data key per session), with hashed ids too, and with `redactStore` (the built-in patterns) over the encrypted store. A turn with `windowMemory({ k: 10 })` (20 messages read) on a session of 1,000 messages, seeded in two-message turns through each variant; all variants interleaved. Target: encryption under 1.10× the plain turn.\n",
+      table(
+        ["store", "variant", "turn", "read last 20", "turn ÷ plain"],
+        rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),
+      ),
+    );
   }
 } finally {
   await Promise.all(kinds.flatMap((k) => [k.memoria.close(), k.langchain?.close()]));

@@ -57,7 +57,7 @@ export interface StoreKind {
 }
 
 /** `turnSize`: messages per seeded append; the file store is seeded in real two-message turns (one line each). */
-function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore; turnSize?: number } = {}): Side {
+export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore; turnSize?: number } = {}): Side {
   const last20: MemoryStrategy = windowMemory({ k: 10 });
   const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store, memory: last20 });
   const seedStore = seeding.store ?? store;

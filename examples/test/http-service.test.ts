@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createChatService } from "../src/http-service/chat-service.js";
+import { createChatService, supportMayRead } from "../src/http-service/chat-service.js";
 import { OfflineChatModel } from "../src/offline-model.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-http-"));
@@ -12,9 +12,15 @@ const store = createSqliteStore({ path: join(dir, "service.db") });
 const users = new Map([
   ["alice-token", "alice"],
   ["bob-token", "bob"],
+  ["support-token", "support"],
   ...Array.from({ length: 300 }, (_, i) => [`load-${i}`, `user-${i}`] as [string, string]),
 ]);
-const server = createChatService({ store, model: new OfflineChatModel({}), authenticate: (token) => users.get(token) });
+const server = createChatService({
+  store,
+  model: new OfflineChatModel({}),
+  authenticate: (token) => users.get(token),
+  authorize: supportMayRead(new Set(["support"])),
+});
 let base = "";
 
 beforeAll(async () => {
@@ -61,6 +67,17 @@ describe("chat service", () => {
     expect(alices.body.messages).toHaveLength(4);
     expect(JSON.stringify(alices.body)).not.toContain("bob");
     expect((await get("bob-token", "/conversations")).body.conversations).toEqual(["c1"]);
+  });
+
+  it("asks the authorize hook before every store call: support reads anyone's conversation, a user only their own", async () => {
+    expect((await get("alice-token", "/users/bob/conversations/c1/messages")).status).toBe(403);
+    const read = await get("support-token", "/users/alice/conversations/c1/messages");
+    expect(read.status).toBe(200);
+    expect(read.body.messages).toHaveLength(4);
+    expect((await get("alice-token", "/users/alice/conversations/c1/messages")).body.messages).toHaveLength(4);
+    // Support may read, not write: a chat turn is its own session, so it cannot name alice's.
+    expect((await (await chat("support-token", { conversationId: "c1", message: "hello" })).text()).length).toBeGreaterThan(0);
+    expect((await get("alice-token", "/conversations/c1/messages")).body.messages).toHaveLength(4);
   });
 
   it("refuses requests without a known token, and bad conversation ids, writing nothing", async () => {

@@ -1,7 +1,8 @@
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { type HistoryStore, InvalidSessionKeyError, MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import { type AccessRequest, type Authorize, ForbiddenError, type HistoryStore, InvalidSessionKeyError, MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import { guardStore } from "@memoria/privacy";
 
 export interface ChatServiceOptions {
   store: HistoryStore;
@@ -11,8 +12,24 @@ export interface ChatServiceOptions {
    * session cookie, a verified JWT): the point is that the user id comes from it.
    */
   authenticate: (token: string) => string | undefined;
+  /**
+   * Who may do what to which conversation, asked before every read and write with
+   * the caller's user id as `config.configurable.caller`.
+   * @default {@link ownConversationsOnly}
+   */
+  authorize?: Authorize;
   /** Largest request body accepted, in bytes. @default 64 KiB */
   maxBodyBytes?: number;
+}
+
+/** The default policy: a user reaches only sessions whose userId is their own. */
+export function ownConversationsOnly({ key, config }: AccessRequest): boolean {
+  return key.userId !== undefined && key.userId === config?.configurable?.caller;
+}
+
+/** Users in `support` may also read (never write) anyone's conversations. */
+export function supportMayRead(support: ReadonlySet<string>): Authorize {
+  return (request) => ownConversationsOnly(request) || (request.action === "read" && support.has(String(request.config?.configurable?.caller)));
 }
 
 class HttpError extends Error {
@@ -51,14 +68,20 @@ function sendJson(response: ServerResponse, status: number, body: unknown) {
  *
  * - `POST /chat` `{ conversationId, message }`: the answer, streamed as plain text;
  * - `GET /conversations`: the caller's conversation ids;
- * - `GET /conversations/:id/messages`: one of the caller's conversations.
+ * - `GET /conversations/:id/messages`: one of the caller's conversations;
+ * - `GET /users/:userId/conversations/:id/messages`: another user's conversation,
+ *   where `authorize` allows it (a support role, say); 403 otherwise.
  *
  * Every request needs `Authorization: Bearer <token>`. The user id comes from the
  * token, never from the body or the URL, and is a session field, so no request can
- * reach another user's conversation: guessing an id only names one's own.
+ * reach another user's conversation: guessing an id only names one's own. Every
+ * store call also goes through `authorize`, as the caller, so a route that names
+ * another user is checked, not trusted.
  */
 export function createChatService(options: ChatServiceOptions) {
-  const { store, authenticate } = options;
+  const { authenticate } = options;
+  const authorize = options.authorize ?? ownConversationsOnly;
+  const guarded = guardStore(options.store, authorize);
   const limit = options.maxBodyBytes ?? 64 * 1024;
   const prompt = ChatPromptTemplate.fromMessages([
     ["system", "You are a helpful assistant."],
@@ -67,7 +90,8 @@ export function createChatService(options: ChatServiceOptions) {
   ]);
   const chat = new RunnableWithMessageHistory({
     runnable: prompt.pipe(options.model),
-    store,
+    store: options.store,
+    authorize,
     sessionFields: ["userId", "conversationId"],
     inputMessagesKey: "message",
     historyMessagesKey: "history",
@@ -83,11 +107,12 @@ export function createChatService(options: ChatServiceOptions) {
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? "/", "http://service");
     const userId = userOf(request);
+    const store = guarded.as({ configurable: { caller: userId } });
     if (request.method === "POST" && url.pathname === "/chat") {
       const body = await readJson(request, limit);
       if (typeof body.message !== "string" || body.message.length === 0) throw new HttpError(400, '"message" must be a non-empty string');
       // body.userId, if a client sends one, is ignored: the token decides.
-      const config = { configurable: { userId, conversationId: body.conversationId }, signal: abortOnClose(response) };
+      const config = { configurable: { userId, conversationId: body.conversationId, caller: userId }, signal: abortOnClose(response) };
       const stream = await chat.stream({ message: body.message }, config);
       response.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-cache" });
       for await (const chunk of stream) response.write(typeof chunk.content === "string" ? chunk.content : chunk.text);
@@ -99,10 +124,11 @@ export function createChatService(options: ChatServiceOptions) {
       sendJson(response, 200, { conversations: page.sessions.map((key) => key.conversationId), cursor: page.cursor ?? null });
       return;
     }
-    const messagesRoute = /^\/conversations\/([^/]+)\/messages$/.exec(url.pathname);
+    const messagesRoute = /^(?:\/users\/([^/]+))?\/conversations\/([^/]+)\/messages$/.exec(url.pathname);
     if (request.method === "GET" && messagesRoute) {
-      const conversationId = decodePathSegment(messagesRoute[1] as string);
-      const messages = await store.read({ userId, conversationId });
+      const owner = messagesRoute[1] === undefined ? userId : decodePathSegment(messagesRoute[1]);
+      const conversationId = decodePathSegment(messagesRoute[2] as string);
+      const messages = await store.read({ userId: owner, conversationId });
       sendJson(response, 200, { messages: messages.map((m) => ({ role: m.getType(), content: m.content })) });
       return;
     }
@@ -116,6 +142,7 @@ export function createChatService(options: ChatServiceOptions) {
         return;
       }
       if (error instanceof HttpError) sendJson(response, error.status, { error: error.message });
+      else if (ForbiddenError.isInstance(error)) sendJson(response, 403, { error: "forbidden" });
       else if (InvalidSessionKeyError.isInstance(error)) sendJson(response, 400, { error: `invalid ${error.field}: ${error.reason}` });
       else if (MemoriaError.isInstance(error)) sendJson(response, error.code === "SESSION_BUSY" ? 409 : 503, { error: error.code });
       else sendJson(response, 500, { error: "internal error" });

@@ -19,15 +19,17 @@ import {
   type TurnLock,
   createKeyFilter,
   createSessionKey,
-  encodePayloads,
+  encodeMessages,
   encodeSessionKey,
   requireFilterField,
   stateName,
   stateValue,
+  toStoredText,
 } from "@memoria/core";
 import { DATA_KEY_STATE, DataKeys } from "./data-keys.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
+import { OpenedRecords } from "./opened-records.js";
 import { type KeyMaterial, KeyRing, type KeySource } from "./key-ring.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
 import { openMessages, openRawKey, openState, parseSealedMessage, positionOf, sealMessage, sealRawKey, sealState, stateDataKeyId } from "./sealed-records.js";
@@ -50,6 +52,12 @@ export interface EncryptionOptions {
   hashIds?: { secret: KeyMaterial };
   /** How many sessions' data keys stay unwrapped in memory. @default 10_000 */
   cacheSize?: number;
+  /**
+   * Characters of opened message text kept in memory, so a windowed read opens only
+   * the records it has not opened before (most of a window was read last turn).
+   * The text never leaves the process; 0 turns the cache off. @default 4_000_000
+   */
+  plaintextCache?: number;
 }
 
 const RESERVED_STATE = /^memoria\./;
@@ -65,6 +73,7 @@ export class EncryptedStore implements HistoryStore {
   readonly #keys: DataKeys;
   readonly #hasher?: KeyHasher;
   readonly #queue = new SessionLocks();
+  readonly #opened: OpenedRecords;
 
   constructor(
     readonly inner: HistoryStore,
@@ -78,6 +87,9 @@ export class EncryptedStore implements HistoryStore {
     const cacheSize = options.cacheSize ?? 10_000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
     this.#keys = new DataKeys(inner, this.#ring, cacheSize);
+    const plaintextCache = options.plaintextCache ?? 4_000_000;
+    if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
+    this.#opened = new OpenedRecords(plaintextCache);
     if (options.hashIds) {
       const hasher = new KeyHasher(options.hashIds.secret);
       this.#hasher = hasher;
@@ -107,14 +119,15 @@ export class EncryptedStore implements HistoryStore {
     const records = stored.map((message) => parseSealedMessage(s.key, message));
     const last = records[records.length - 1]!;
     const dataKey = await this.#keys.forRead(s.key, s.stored, last.dataKeyId);
-    const messages = openMessages(s.key, s.id, records, { id: last.dataKeyId, key: dataKey });
+    const messages = openMessages(s.key, s.id, records, { id: last.dataKeyId, key: dataKey }, this.#opened);
     this.#keys.saw(s.id, at, last.dataKeyId, last.position);
     return messages;
   }
 
   async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
     const s = this.#stored(key);
-    const payloads = encodePayloads(messages); // refuses what cannot be stored before anything is written
+    const encoded = encodeMessages(messages); // refuses what cannot be stored before anything is written
+    const payloads = encoded.map((message, index) => toStoredText(message, index));
     if (payloads.length === 0) return this.inner.append(s.stored, [], options);
     return this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
       const last = async () => {
@@ -131,6 +144,8 @@ export class EncryptedStore implements HistoryStore {
         throw error;
       }
       this.#keys.appended(s.id, result.appended ? next + sealed.length - 1 : undefined);
+      // The next read will find these at the end of its window: no need to open them again.
+      if (result.appended) sealed.forEach((message, i) => this.#opened.set(s.id, message.content as string, encoded[i]!, payloads[i]!.length));
       return result;
     });
   }
@@ -194,6 +209,7 @@ export class EncryptedStore implements HistoryStore {
   async clear(key: SessionKey): Promise<void> {
     const s = this.#stored(key);
     this.#keys.forget(s.id);
+    this.#opened.forget(s.id);
     await this.inner.clear(s.stored);
     this.#keys.forget(s.id);
   }
@@ -222,6 +238,7 @@ export class EncryptedStore implements HistoryStore {
     const checked = createKeyFilter(filter);
     requireFilterField(checked);
     this.#keys.forgetAll();
+    this.#opened.forgetAll();
     const removed = await this.inner.delete(this.#filter(checked));
     this.#keys.forgetAll();
     return removed;

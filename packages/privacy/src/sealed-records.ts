@@ -1,6 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import { type BaseMessage, ChatMessage } from "@langchain/core/messages";
-import { IntegrityError, type JsonValue, type SessionKey, decodeMessage } from "@memoria/core";
+import { type EncodedMessage, IntegrityError, type JsonValue, type SessionKey, decodeMessage } from "@memoria/core";
+import type { OpenedRecords } from "./opened-records.js";
 import { open, seal } from "./seal.js";
 
 /** The role of a stored sealed message: all a store (or anyone reading it) learns of it. */
@@ -10,6 +11,8 @@ const STATE_PREFIX = "ss1.";
 
 /** A sealed message as read back: which data key sealed it, its position, and the sealed text. */
 export interface SealedMessage {
+  /** The stored text whole: what the plaintext cache is keyed by. */
+  envelope: string;
   dataKeyId: string;
   position: number;
   sealed: string;
@@ -40,7 +43,7 @@ export function parseSealedMessage(key: SessionKey, message: BaseMessage): Seale
   if (!dataKeyId || !sealed || !Number.isSafeInteger(n) || n < 0 || String(n) !== position) {
     throw new IntegrityError(key, "tampered", "a sealed message has a malformed envelope");
   }
-  return { dataKeyId, position: n, sealed };
+  return { envelope: content, dataKeyId, position: n, sealed };
 }
 
 /** The position of a stored sealed message, for the tail of a session. */
@@ -54,7 +57,13 @@ export function positionOf(key: SessionKey, message: BaseMessage): { position: n
  * start anywhere; records removed by `trim` are only ever the oldest), then opens
  * each. A record moved, copied or dropped within the session breaks the run.
  */
-export function openMessages(key: SessionKey, storedKey: string, records: readonly SealedMessage[], dataKey: { id: string; key: KeyObject }): BaseMessage[] {
+export function openMessages(
+  key: SessionKey,
+  storedKey: string,
+  records: readonly SealedMessage[],
+  dataKey: { id: string; key: KeyObject },
+  opened: OpenedRecords,
+): BaseMessage[] {
   const out = new Array<BaseMessage>(records.length);
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as SealedMessage;
@@ -62,11 +71,25 @@ export function openMessages(key: SessionKey, storedKey: string, records: readon
     if (i > 0 && record.position !== (records[i - 1] as SealedMessage).position + 1) {
       throw new IntegrityError(key, "misplaced", `the record at position ${record.position} follows position ${(records[i - 1] as SealedMessage).position}`);
     }
-    const text = open(dataKey.key, record.sealed, messageAad(storedKey, record.position));
-    if (!text) throw new IntegrityError(key, "tampered", `the record at position ${record.position} does not open (changed, or moved from elsewhere)`);
-    out[i] = decodeMessage(text.toString("utf8"));
+    let message = opened.get(storedKey, record.envelope);
+    if (message === undefined) {
+      const bytes = open(dataKey.key, record.sealed, messageAad(storedKey, record.position));
+      if (!bytes) throw new IntegrityError(key, "tampered", `the record at position ${record.position} does not open (changed, or moved from elsewhere)`);
+      const text = bytes.toString("utf8");
+      message = parseOpened(key, text);
+      opened.set(storedKey, record.envelope, message, text.length);
+    }
+    out[i] = decodeMessage(message); // a new message each read: decodeMessage copies what it takes
   }
   return out;
+}
+
+function parseOpened(key: SessionKey, text: string): EncodedMessage {
+  try {
+    return JSON.parse(text) as EncodedMessage;
+  } catch {
+    throw new IntegrityError(key, "tampered", "an opened record is not JSON");
+  }
 }
 
 /** A state value's JSON text sealed under the session's data key, bound to the session and the value's name. */
