@@ -1,7 +1,8 @@
 /**
  * `pnpm bench [--quick] [--only W1,W2,…]`: memoria against LangChain.js in one run,
  * on the same servers, interleaved. Full runs write bench/results/latest.md and
- * bench/results/latency.svg; --quick (CI's smoke run) writes bench/results/quick.md.
+ * bench/results/latency.svg; --quick (CI's smoke run) writes bench/results/quick.md;
+ * --only writes bench/results/<workloads>.md (e.g. W7.md).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, type as osType, release } from "node:os";
@@ -88,7 +89,7 @@ try {
       "",
       "![latency against session length](latency.svg)",
     );
-    if (!quick) writeFileSync(join(results, "latency.svg"), latencyChart(points));
+    if (!quick && values.only === undefined) writeFileSync(join(results, "latency.svg"), latencyChart(points));
   }
 
   if (only.has("W4")) {
@@ -150,5 +151,7 @@ const header = [
   "",
 ];
 const report = `${[...header, ...sections].join("\n")}\n`;
-writeFileSync(join(results, quick ? "quick.md" : "latest.md"), report);
+// A run of some workloads only (--only) writes its own file, leaving the full run's report whole.
+const partial = values.only === undefined ? undefined : [...only].sort().join("-");
+writeFileSync(join(results, quick ? "quick.md" : partial ? `${partial}.md` : "latest.md"), report);
 console.log(`\n${report}`);

@@ -1,29 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename } from "node:path";
 import { privacySuite } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
-import { createPostgresStore, createSqliteStore } from "../src/index.js";
+import { createPostgresStore } from "../src/index.js";
+import { sqliteSuiteSetup } from "./fixtures/suite-setup.js";
 
-const dir = mkdtempSync(join(tmpdir(), "memoria-sqlite-privacy-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const paths = new WeakMap<object, string>();
-
+const sqlite = sqliteSuiteSetup("sqlite");
 privacySuite({
-  name: "sqlite",
-  async createStore() {
-    const path = join(dir, `store-${++files}.db`);
-    const store = createSqliteStore({ path });
-    paths.set(store, path);
-    return store;
-  },
-  createPeer: async (store) => createSqliteStore({ path: paths.get(store) }),
-  createStoreWithTtl: async (ttlSeconds) => createSqliteStore({ path: join(dir, `ttl-${++files}.db`), ttlSeconds }),
-  // The database file and its write-ahead log, byte for byte.
-  scan: async (store, needle) => filesHolding(dir, needle).filter((file) => paths.get(store)?.endsWith(file.replace(/-(wal|shm|journal)$/, ""))),
+  ...sqlite,
+  // The database file, its write-ahead log and its lock file, byte for byte.
+  scan: async (store, needle) => filesHolding(sqlite.dir, needle).filter((file) => file.startsWith(basename(sqlite.pathOf(store)))),
 });
 
 const connectionString = inject("databaseUrl");
