@@ -53,6 +53,8 @@ export class DataKeys {
     private readonly inner: HistoryStore,
     private readonly ring: KeyRing,
     private readonly cacheSize: number,
+    /** The raw session key sealed for a new data key record (hashed ids), if any. */
+    private readonly sealRawKey?: (key: SessionKey, dataKey: DataKey) => string,
   ) {}
 
   /** A reading of the clock, taken before a read whose findings are then recorded with it. */
@@ -186,13 +188,10 @@ export class DataKeys {
     return { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w, ...extra };
   }
 
-  /** Extra fields a new data key record carries (the sealed raw key, with hashed ids). */
-  describeNew?: (key: SessionKey, dataKey: DataKey) => { key?: string };
-
   async #create(key: SessionKey, storedKey: SessionKey, lock: TurnLock): Promise<DataKey> {
     const bytes = randomBytes(32);
     const dataKey = { id: randomId(), key: createSecretKey(bytes) };
-    const record = await this.wrap(storedKey, { id: dataKey.id, bytes }, this.describeNew?.(key, dataKey));
+    const record = await this.wrap(storedKey, { id: dataKey.id, bytes }, this.sealRawKey ? { key: this.sealRawKey(key, dataKey) } : {});
     await this.inner.setState(storedKey, DATA_KEY_STATE, record as unknown as JsonValue, { lock });
     return dataKey;
   }

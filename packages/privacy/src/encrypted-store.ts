@@ -26,7 +26,7 @@ import {
   stateValue,
   toStoredText,
 } from "@memoria/core";
-import { DATA_KEY_STATE, DataKeys } from "./data-keys.js";
+import { DATA_KEY_STATE, type DataKey, DataKeys } from "./data-keys.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
@@ -86,15 +86,14 @@ export class EncryptedStore implements HistoryStore {
     this.#ring = new KeyRing(options.keys, options.activeKeyId);
     const cacheSize = options.cacheSize ?? 10_000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
-    this.#keys = new DataKeys(inner, this.#ring, cacheSize);
+    const hasher = options.hashIds ? new KeyHasher(options.hashIds.secret) : undefined;
+    this.#hasher = hasher;
+    // With hashed ids, each data key record also holds the raw key, sealed, for list().
+    const rawKey = hasher && ((key: SessionKey, dataKey: DataKey) => sealRawKey(dataKey, encodeSessionKey(hasher.key(key)), key));
+    this.#keys = new DataKeys(inner, this.#ring, cacheSize, rawKey);
     const plaintextCache = options.plaintextCache ?? 4_000_000;
     if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
     this.#opened = new OpenedRecords(plaintextCache);
-    if (options.hashIds) {
-      const hasher = new KeyHasher(options.hashIds.secret);
-      this.#hasher = hasher;
-      this.#keys.describeNew = (key, dataKey) => ({ key: sealRawKey(dataKey, encodeSessionKey(hasher.key(key)), key) });
-    }
   }
 
   #stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string } {
@@ -145,7 +144,9 @@ export class EncryptedStore implements HistoryStore {
       }
       this.#keys.appended(s.id, result.appended ? next + sealed.length - 1 : undefined);
       // The next read will find these at the end of its window: no need to open them again.
-      if (result.appended) sealed.forEach((message, i) => this.#opened.set(s.id, message.content as string, encoded[i]!, payloads[i]!.length));
+      if (result.appended) {
+        for (let i = 0; i < sealed.length; i++) this.#opened.set(s.id, sealed[i]!.content as string, encoded[i]!, payloads[i]!.length);
+      }
       return result;
     });
   }
@@ -189,14 +190,12 @@ export class EncryptedStore implements HistoryStore {
     const s = this.#stored(key);
     this.#stateName(name);
     const checked = stateValue(value);
-    const write = async (lock: TurnLock | undefined) => {
-      const found = await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1);
-      if (!found) return false;
-      await this.inner.setState(s.stored, name, sealState(found.dataKey, s.id, name, checked), { lock });
-      return true;
-    };
-    // A session that has its data key takes state without a lock; a new one is made under it.
-    if (options?.lock || !(await write(undefined))) await this.#underLock(s.id, s.stored, options?.lock, write);
+    // Under a lock (the caller's, or one taken here), so the data key it seals with is
+    // the session's own even if another process erased and restarted the session.
+    await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
+      const { dataKey } = (await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1))!;
+      await this.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked), { lock });
+    });
   }
 
   #stateName(name: string): string {

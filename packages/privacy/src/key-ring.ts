@@ -1,5 +1,5 @@
 import { type KeyObject, createSecretKey } from "node:crypto";
-import { MemoriaError } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError } from "@memoria/core";
 
 /** 32 bytes of key, as bytes or as base64 text. */
 export type KeyMaterial = Uint8Array | string;
@@ -64,7 +64,20 @@ export class KeyRing {
 
   async #fetch(id: string): Promise<KeyObject | undefined> {
     const source = this.#source;
-    const material = typeof source === "function" ? await source(id) : Object.hasOwn(source, id) ? source[id] : undefined;
+    let material: KeyMaterial | undefined;
+    if (typeof source !== "function") {
+      material = Object.hasOwn(source, id) ? source[id] : undefined;
+    } else {
+      try {
+        material = await source(id);
+      } catch (error) {
+        // A key service that is down is like a store that is down: nothing was written.
+        throw new StoreUnavailableError(`The key source failed to give key "${id}": ${error instanceof Error ? error.message : String(error)}.`, {
+          cause: error,
+          outcome: "not-stored",
+        });
+      }
+    }
     return material === undefined ? undefined : toKeyObject(id, material);
   }
 

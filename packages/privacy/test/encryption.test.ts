@@ -51,6 +51,15 @@ describe("encryptStore", () => {
     expect(asked).toEqual(["A"]);
     const missing = encryptStore(createInMemoryStore(), { keys: async () => undefined, activeKeyId: "A" });
     await expect(missing.append({ sessionId: "s" }, [new HumanMessage("x")])).rejects.toThrow(/gave no key for the active key id "A"/);
+    const inner = createInMemoryStore();
+    const down = encryptStore(inner, {
+      keys: async () => {
+        throw new Error("connect ECONNREFUSED kms");
+      },
+      activeKeyId: "A",
+    });
+    await expect(down.append({ sessionId: "s" }, [new HumanMessage("x")])).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
+    expect(await inner.count({ sessionId: "s" })).toBe(0);
   });
 
   it("never writes with a stale data key: a session erased and started again by another instance", async () => {
