@@ -129,12 +129,9 @@ export class DataKeys {
     if (!(entry?.dataKey && since !== undefined && entry.keySeenAt > since)) {
       const at = this.tick();
       const fetched = await this.fetch(key, storedKey);
-      if (fetched) {
-        this.#remember(id, fetched, at);
-      } else {
-        if (!lock) return undefined; // the caller takes the lock and asks again
-        this.#remember(id, await this.#create(key, storedKey, lock), at);
-      }
+      // Writers hold the session's lock (the store wrapper takes one where the store has
+      // locks), so no other writer can be making a data key for it meanwhile.
+      this.#remember(id, fetched ?? (await this.#create(key, storedKey, lock)), at);
       entry = this.#entries.get(id) as Entry;
     }
     const dataKey = entry.dataKey as DataKey;
@@ -188,11 +185,11 @@ export class DataKeys {
     return { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w, ...extra };
   }
 
-  async #create(key: SessionKey, storedKey: SessionKey, lock: TurnLock): Promise<DataKey> {
+  async #create(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined): Promise<DataKey> {
     const bytes = randomBytes(32);
     const dataKey = { id: randomId(), key: createSecretKey(bytes) };
     const record = await this.wrap(storedKey, { id: dataKey.id, bytes }, this.sealRawKey ? { key: this.sealRawKey(key, dataKey) } : {});
-    await this.inner.setState(storedKey, DATA_KEY_STATE, record as unknown as JsonValue, { lock });
+    await this.inner.setState(storedKey, DATA_KEY_STATE, record as unknown as JsonValue, lock && { lock });
     return dataKey;
   }
 }

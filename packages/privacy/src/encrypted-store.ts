@@ -133,7 +133,7 @@ export class EncryptedStore implements HistoryStore {
         const [tail] = await this.inner.read(s.stored, { last: 1 });
         return tail ? positionOf(s.key, tail).position : -1;
       };
-      const { dataKey, next } = (await this.#keys.forWrite(s.key, s.stored, lock, true, last))!;
+      const { dataKey, next } = await this.#keys.forWrite(s.key, s.stored, lock, true, last);
       const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, next + i, payload));
       let result: AppendResult;
       try {
@@ -193,7 +193,7 @@ export class EncryptedStore implements HistoryStore {
     // Under a lock (the caller's, or one taken here), so the data key it seals with is
     // the session's own even if another process erased and restarted the session.
     await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
-      const { dataKey } = (await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1))!;
+      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1);
       await this.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked), { lock });
     });
   }

@@ -118,3 +118,17 @@ describe("encryptStore", () => {
     await expect(chain.invoke("hi", { configurable: { sessionId: "s", caller: "eve" } })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });
 });
+
+describe("encryptStore over a store without turn locks", () => {
+  it("still seals, reads back and keeps positions, one writer at a time in this process", async () => {
+    const inner = createInMemoryStore();
+    const lockless = new Proxy(inner, { get: (target, name, receiver) => (name === "lock" ? undefined : Reflect.get(target, name, receiver)) });
+    const store = encryptStore(lockless, options);
+    expect(store.lock).toBeUndefined();
+    const key = { sessionId: "no-locks" };
+    await Promise.all(Array.from({ length: 10 }, (_, i) => store.append(key, [new HumanMessage(`m${i}`)])));
+    await store.setState(key, "summary", "ten");
+    expect((await store.read(key)).map((m) => String(m.content)).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`).sort());
+    expect(await store.getState(key, "summary")).toBe("ten");
+  });
+});
