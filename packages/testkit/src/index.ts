@@ -8,7 +8,7 @@ import { stateSuite } from "./suites/state.js";
 
 export type { FaultSuiteSetup, FaultyServer, PrivacySuiteSetup, StoreSuiteSetup } from "./types.js";
 export { runHistoryStoreSuite } from "./store-suite.js";
-export { encrypted, privacySuite, testKeys } from "./suites/privacy.js";
+export { encrypted, privacySuite, testKeys, wrapped } from "./suites/privacy.js";
 export { tamperSuite } from "./suites/tamper.js";
 export { type FaultCounts, FaultLedger, describeCounts } from "./fault-ledger.js";
 export { faultSuite } from "./suites/faults.js";

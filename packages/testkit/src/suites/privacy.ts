@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
-import { type EncryptedStore, type EncryptionOptions, encryptStore } from "@memoria/privacy";
+import type { HistoryStore } from "@memoria/core";
+import { type EncryptionOptions, encryptStore, guardStore, redactStore } from "@memoria/privacy";
 import { describe, expect, it } from "vitest";
 import { numbered, transcript } from "../fixtures.js";
 import { useStore } from "../harness.js";
@@ -16,21 +17,36 @@ export function testKeys() {
   return { A: randomBytes(32), B: randomBytes(32), secret: randomBytes(32) };
 }
 
-/** The same setup, with every store wrapped by `encryptStore(…, options)`. */
-export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, label: string): StoreSuiteSetup {
+/** The store each wrapped store was made from, for peers and teardown. */
+const bases = new WeakMap<HistoryStore, HistoryStore>();
+
+/** The same setup, with every store wrapped by `wrap` (the base store stays reachable for peers and teardown). */
+export function wrapped(setup: StoreSuiteSetup, wrap: (base: HistoryStore) => HistoryStore, label: string): StoreSuiteSetup {
+  const make = (base: HistoryStore) => {
+    const store = wrap(base);
+    bases.set(store, base);
+    return store;
+  };
+  const baseOf = (store: HistoryStore) => bases.get(store) ?? store;
   return {
     name: `${setup.name} ${label}`,
-    createStore: async () => encryptStore(await setup.createStore(), options),
-    destroyStore: setup.destroyStore && ((store) => setup.destroyStore!((store as EncryptedStore).inner)),
-    createPeer: setup.createPeer && (async (store) => encryptStore(await setup.createPeer!((store as EncryptedStore).inner), options)),
-    createStoreWithTtl: setup.createStoreWithTtl && (async (ttl) => encryptStore(await setup.createStoreWithTtl!(ttl), options)),
+    createStore: async () => make(await setup.createStore()),
+    destroyStore: async (store) => (setup.destroyStore ? setup.destroyStore(baseOf(store)) : store.close()),
+    createPeer: setup.createPeer && (async (store) => make(await setup.createPeer!(baseOf(store)))),
+    createStoreWithTtl: setup.createStoreWithTtl && (async (ttl) => make(await setup.createStoreWithTtl!(ttl))),
     largeSessionSize: setup.largeSessionSize,
   };
 }
 
+/** The same setup, with every store wrapped by `encryptStore(…, options)`. */
+export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, label: string): StoreSuiteSetup {
+  return wrapped(setup, (base) => encryptStore(base, options), label);
+}
+
 /**
- * Encryption at rest, proven on one kind of store: the whole conformance suite run
- * through `encryptStore`, the key-field suites again with hashed ids, tampering of
+ * Privacy, proven on one kind of store: the whole conformance suite run through
+ * `guardStore(redactStore(encryptStore(store)))`, the key-field suites again with
+ * encryption and hashed ids, tampering of
  * every kind refused, a key rotation that ends with the old key dropped, and (where
  * the setup can scan the store's raw data) no plaintext of a message, a summary or
  * a hashed user id anywhere in it.
@@ -40,7 +56,9 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   const sealed: EncryptionOptions = { keys: { A: keys.A }, activeKeyId: "A" };
   const hashed: EncryptionOptions = { ...sealed, hashIds: { secret: keys.secret } };
 
-  runHistoryStoreSuite(encrypted(setup, sealed, "(encrypted)"));
+  // Every privacy wrapper at once, each forwarding what it does not change: an
+  // authorize hook that allows all, the built-in redactor, and encryption.
+  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)"));
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
   stateSuite(withHashedIds);
