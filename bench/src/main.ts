@@ -129,7 +129,7 @@ try {
     log("W7: what privacy costs a turn (SQLite, Redis)");
     const rows = await privacyCost(redisUrl, settings);
     sections.push(
-      "## W7: what privacy costs a turn\n\nThe same store plain, wrapped by `encryptStore` (AES-256-GCM, a data key per session), with hashed ids too, and with `redactStore` (the built-in patterns) over the encrypted store. A turn with `windowMemory({ k: 10 })` (20 messages read) on a session of 1,000 messages, seeded in two-message turns through each variant; all variants interleaved. Target: encryption under 1.10× the plain turn.\n",
+      "## W7: what privacy costs a turn\n\nThe same store plain, wrapped by `encryptStore` (AES-256-GCM, a data key per session), with hashed ids too, and with `redactStore` (the built-in patterns) over the encrypted store. A turn with `windowMemory({ k: 10 })` (20 messages read) on a session of 1,000 messages, seeded in two-message turns through each variant. The variants run in blocks of 20 turns, one after another, for 4 rounds (80 turns each, medians), so each is measured with its own code warm: alternating four code paths turn by turn slowed all of them, the larger ones most, which measures the alternation more than the wrapper. Target: encryption under 1.10× the plain turn.\n",
       table(
         ["store", "variant", "turn", "read last 20", "turn ÷ plain"],
         rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),

@@ -49,3 +49,24 @@ export function ratio(ours: number, theirs: number | undefined): string {
   if (theirs === undefined || !Number.isFinite(theirs) || theirs === 0) return "—";
   return `${(ours / theirs).toFixed(ours / theirs < 0.1 ? 3 : 2)}`;
 }
+
+/**
+ * Like {@link interleave}, but in blocks: each contender runs `perBlock` times in a
+ * row, then the next, for `blocks` rounds (after one untimed block each). Drift still
+ * reaches all alike, and a contender is measured with its own code warm, as a program
+ * that runs only it would be; turn-by-turn alternation of two code paths slows both,
+ * the larger one more.
+ */
+export async function interleaveBlocks(contenders: Record<string, () => Promise<unknown>>, blocks: number, perBlock: number): Promise<Record<string, number[]>> {
+  const names = Object.keys(contenders);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let block = 0; block <= blocks; block++) {
+    for (const name of names) {
+      for (let i = 0; i < perBlock; i++) {
+        const ms = await timed(contenders[name] as () => Promise<unknown>);
+        if (block > 0) samples[name]?.push(ms);
+      }
+    }
+  }
+  return samples;
+}

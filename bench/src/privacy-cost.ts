@@ -6,7 +6,7 @@ import type { HistoryStore } from "@memoria/core";
 import { encryptStore, redactStore } from "@memoria/privacy";
 import { createRedisStore } from "@memoria/redis";
 import { createSqliteStore } from "@memoria/sql";
-import { collectGarbage, interleave, median } from "./measure.js";
+import { collectGarbage, interleaveBlocks, median } from "./measure.js";
 import { type Side, memoriaSide } from "./systems.js";
 import type { Settings } from "./workloads.js";
 
@@ -23,7 +23,7 @@ export interface PrivacyCost {
  * W7: what privacy costs a turn. The same store plain, encrypted (AES-256-GCM,
  * a data key per session), encrypted with hashed ids, and redacted then
  * encrypted; a turn with a 20-message window on a session of `size` messages,
- * interleaved so the variants share the machine's drift.
+ * interleaved in blocks so the variants share the machine's drift.
  */
 export async function privacyCost(redisUrl: string, settings: Settings, size = 1_000): Promise<PrivacyCost[]> {
   const keys = { keys: { A: randomBytes(32) }, activeKeyId: "A" };
@@ -48,8 +48,10 @@ export async function privacyCost(redisUrl: string, settings: Settings, size = 1
       const tag = crypto.randomUUID().slice(0, 8);
       for (const [variant, side] of sides) await side.seed(session(variant), size);
       collectGarbage();
-      const turns = await interleave(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turn(session(name))])), settings.runs * 2);
-      const reads = await interleave(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readLast20(session(name))])), settings.runs * 2);
+      // Blocks of 20 turns per variant, 4 (quick: 2) rounds.
+      const blocks = settings.quick ? 2 : 4;
+      const turns = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turn(session(name))])), blocks, 20);
+      const reads = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readLast20(session(name))])), blocks, 20);
       const plain = median(turns.plain as number[]);
       for (const [variant] of sides) {
         const turn = median(turns[variant] as number[]);

@@ -145,7 +145,7 @@ export class EncryptedStore implements HistoryStore {
       this.#keys.appended(s.id, result.appended ? next + sealed.length - 1 : undefined);
       // The next read will find these at the end of its window: no need to open them again.
       if (result.appended) {
-        for (let i = 0; i < sealed.length; i++) this.#opened.set(s.id, sealed[i]!.content as string, encoded[i]!, payloads[i]!.length);
+        for (let i = 0; i < sealed.length; i++) this.#opened.set(s.id, next + i, sealed[i]!.content as string, encoded[i]!, payloads[i]!.length);
       }
       return result;
     });

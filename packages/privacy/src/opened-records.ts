@@ -1,6 +1,8 @@
 import type { EncodedMessage } from "@memoria/core";
 
 interface Opened {
+  /** The stored record it was opened from, whole: a lookup must match it exactly. */
+  envelope: string;
   /** The record's message as parsed JSON: decoding it again makes a new message without a parse. */
   message: EncodedMessage;
   /** Characters it stands for (its JSON text and its envelope), for the budget. */
@@ -10,22 +12,25 @@ interface Opened {
 /**
  * Messages this process has opened (or sealed) recently, per session, so that a
  * windowed read (the last 20 messages, most of them read last turn too) opens only
- * what is new. An entry is found only by the session's stored id and the record's
- * whole envelope (data key id, position and sealed text), so a copied, moved or
- * changed record misses and is opened (and refused) as usual. Bounded by `budget`
+ * what is new. An entry is found by the session's stored id and the record's
+ * position, and used only if the stored record is the very one it was opened from
+ * (the whole envelope: data key id, position and sealed text, compared as text), so
+ * a copied, moved or changed record misses and is opened (and refused) as usual. Bounded by `budget`
  * characters; a session's entries go when it is cleared or erased through this store.
  */
 export class OpenedRecords {
-  readonly #sessions = new Map<string, Map<string, Opened>>();
+  readonly #sessions = new Map<string, Map<number, Opened>>();
   #size = 0;
 
   constructor(private readonly budget: number) {}
 
-  get(session: string, envelope: string): EncodedMessage | undefined {
-    return this.budget > 0 ? this.#sessions.get(session)?.get(envelope)?.message : undefined;
+  get(session: string, position: number, envelope: string): EncodedMessage | undefined {
+    if (this.budget === 0) return undefined;
+    const opened = this.#sessions.get(session)?.get(position);
+    return opened?.envelope === envelope ? opened.message : undefined;
   }
 
-  set(session: string, envelope: string, message: EncodedMessage, textLength: number): void {
+  set(session: string, position: number, envelope: string, message: EncodedMessage, textLength: number): void {
     const size = textLength + envelope.length;
     if (this.budget === 0 || size > this.budget / 4) return;
     let records = this.#sessions.get(session);
@@ -35,15 +40,15 @@ export class OpenedRecords {
       records = new Map();
     }
     this.#sessions.set(session, records);
-    if (!records.has(envelope)) {
-      records.set(envelope, { message, size });
-      this.#size += size;
-    }
+    const replaced = records.get(position);
+    if (replaced) this.#size -= replaced.size;
+    records.set(position, { envelope, message, size });
+    this.#size += size;
     while (this.#size > this.budget) {
-      const [oldest, held] = this.#sessions.entries().next().value as [string, Map<string, Opened>];
+      const [oldest, held] = this.#sessions.entries().next().value as [string, Map<number, Opened>];
       if (held === records && held.size > 1) {
         // The session in use fills the budget alone: drop its oldest record.
-        const [first, opened] = held.entries().next().value as [string, Opened];
+        const [first, opened] = held.entries().next().value as [number, Opened];
         held.delete(first);
         this.#size -= opened.size;
       } else {

@@ -9,13 +9,14 @@ export const SEALED_ROLE = "memoria.sealed";
 const MESSAGE_PREFIX = "ms1.";
 const STATE_PREFIX = "ss1.";
 
-/** A sealed message as read back: which data key sealed it, its position, and the sealed text. */
+/** A sealed message as read back: which data key sealed it, its position, and where its sealed text starts. */
 export interface SealedMessage {
-  /** The stored text whole: what the plaintext cache is keyed by. */
+  /** The stored text whole: what the opened-record cache compares. */
   envelope: string;
   dataKeyId: string;
   position: number;
-  sealed: string;
+  /** Index in `envelope` where the sealed text starts. */
+  sealedAt: number;
 }
 
 const messageAad = (storedKey: string, position: number) => `memoria.message|${storedKey}|${position}`;
@@ -34,16 +35,16 @@ export function sealMessage(dataKey: { id: string; key: KeyObject }, storedKey: 
 /** Reads the envelope of a stored message; a message that is not one is refused. */
 export function parseSealedMessage(key: SessionKey, message: BaseMessage): SealedMessage {
   const content = message.content;
-  const role = (message as ChatMessage).role;
-  if (role !== SEALED_ROLE || typeof content !== "string" || !content.startsWith(MESSAGE_PREFIX)) {
+  if ((message as ChatMessage).role !== SEALED_ROLE || typeof content !== "string" || !content.startsWith(MESSAGE_PREFIX)) {
     throw new IntegrityError(key, "not-sealed", "a stored message is not sealed (written without encryption, or replaced)");
   }
-  const [dataKeyId, position, sealed] = content.slice(MESSAGE_PREFIX.length).split(".");
-  const n = Number(position);
-  if (!dataKeyId || !sealed || !Number.isSafeInteger(n) || n < 0 || String(n) !== position) {
+  const idEnd = content.indexOf(".", MESSAGE_PREFIX.length);
+  const positionEnd = idEnd < 0 ? -1 : content.indexOf(".", idEnd + 1);
+  const position = positionEnd < 0 ? Number.NaN : Number(content.slice(idEnd + 1, positionEnd));
+  if (idEnd <= MESSAGE_PREFIX.length || !Number.isSafeInteger(position) || position < 0 || String(position) !== content.slice(idEnd + 1, positionEnd) || positionEnd === content.length - 1) {
     throw new IntegrityError(key, "tampered", "a sealed message has a malformed envelope");
   }
-  return { envelope: content, dataKeyId, position: n, sealed };
+  return { envelope: content, dataKeyId: content.slice(MESSAGE_PREFIX.length, idEnd), position, sealedAt: positionEnd + 1 };
 }
 
 /** The position of a stored sealed message, for the tail of a session. */
@@ -71,13 +72,13 @@ export function openMessages(
     if (i > 0 && record.position !== (records[i - 1] as SealedMessage).position + 1) {
       throw new IntegrityError(key, "misplaced", `the record at position ${record.position} follows position ${(records[i - 1] as SealedMessage).position}`);
     }
-    let message = opened.get(storedKey, record.envelope);
+    let message = opened.get(storedKey, record.position, record.envelope);
     if (message === undefined) {
-      const bytes = open(dataKey.key, record.sealed, messageAad(storedKey, record.position));
+      const bytes = open(dataKey.key, record.envelope.slice(record.sealedAt), messageAad(storedKey, record.position));
       if (!bytes) throw new IntegrityError(key, "tampered", `the record at position ${record.position} does not open (changed, or moved from elsewhere)`);
       const text = bytes.toString("utf8");
       message = parseOpened(key, text);
-      opened.set(storedKey, record.envelope, message, text.length);
+      opened.set(storedKey, record.position, record.envelope, message, text.length);
     }
     out[i] = decodeMessage(message); // a new message each read: decodeMessage copies what it takes
   }
