@@ -172,6 +172,9 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     }
     this.#onSaveError = fields.onSaveError;
     this.#onMemoryError = fields.onMemoryError;
+    if (fields.authorize !== undefined && typeof fields.authorize !== "function") {
+      throw new MemoriaError("INVALID_ARGUMENT", "authorize must be a function ({ key, action, config }) => boolean.");
+    }
     this.#authorize = fields.authorize;
   }
 

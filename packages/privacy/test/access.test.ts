@@ -74,6 +74,12 @@ describe("RunnableWithMessageHistory({ authorize })", () => {
     expect(await store.count(key)).toBe(2);
   });
 
+  it("refuses an authorize option that is not a function", () => {
+    expect(() => new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(async () => "x"), authorize: true as never })).toThrow(
+      /authorize must be a function/,
+    );
+  });
+
   it("asks for read, then append; a read-only memory asks only for read", async () => {
     const asked: string[] = [];
     const authorize = ({ action }: AccessRequest) => {
