@@ -89,10 +89,10 @@ export class DataKeys {
   }
 
   /** Records what a read found: the key its records were sealed with, and the position of its last one. */
-  saw(storedKey: string, at: number, dataKeyId: string | undefined, tail: number | undefined): void {
+  saw(storedKey: string, at: number, dataKeyId: string | undefined, tail: number): void {
     const entry = this.#entry(storedKey);
     if (dataKeyId !== undefined && entry.dataKey?.id === dataKeyId) entry.keySeenAt = Math.max(entry.keySeenAt, at);
-    if (tail !== undefined && at > entry.tailSeenAt) {
+    if (at > entry.tailSeenAt) {
       entry.tail = tail;
       entry.tailSeenAt = at;
     }
@@ -119,10 +119,11 @@ export class DataKeys {
 
   /**
    * The session's data key for a write under `lock`, made (and stored under the
-   * lock) if the session has none; with `needTail`, also the position of its last
-   * record, read if not seen since the lock was taken.
+   * lock) if the session has none; given `lastPosition`, also the position the
+   * write starts at, asking `lastPosition` if the tail was not seen since the lock
+   * was taken.
    */
-  async forWrite(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, needTail: boolean, lastPosition: () => Promise<number>) {
+  async forWrite(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, lastPosition?: () => Promise<number>) {
     const id = encodeSessionKey(storedKey);
     const since = lock ? this.#lockTakenAt.get(lock) : undefined;
     let entry = this.#entries.get(id);
@@ -135,7 +136,7 @@ export class DataKeys {
       entry = this.#entries.get(id) as Entry;
     }
     const dataKey = entry.dataKey as DataKey;
-    if (!needTail) return { dataKey, next: 0 };
+    if (!lastPosition) return { dataKey, next: 0 };
     if (entry.tail === undefined || since === undefined || entry.tailSeenAt <= since) {
       const at = this.tick();
       const tail = await lastPosition();

@@ -26,13 +26,13 @@ import {
   stateValue,
   toStoredText,
 } from "@memoria/core";
-import { DATA_KEY_STATE, type DataKey, DataKeys } from "./data-keys.js";
+import { type DataKey, DataKeys } from "./data-keys.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
 import { type KeyMaterial, KeyRing, type KeySource } from "./key-ring.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
-import { openMessages, openRawKey, openState, parseSealedMessage, positionOf, sealMessage, sealRawKey, sealState, stateDataKeyId } from "./sealed-records.js";
+import { openMessages, openRawKey, openState, parseSealedMessage, sealMessage, sealRawKey, sealState, stateDataKeyId } from "./sealed-records.js";
 
 export interface EncryptionOptions {
   /**
@@ -131,9 +131,9 @@ export class EncryptedStore implements HistoryStore {
     return this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
       const last = async () => {
         const [tail] = await this.inner.read(s.stored, { last: 1 });
-        return tail ? positionOf(s.key, tail).position : -1;
+        return tail ? parseSealedMessage(s.key, tail).position : -1;
       };
-      const { dataKey, next } = await this.#keys.forWrite(s.key, s.stored, lock, true, last);
+      const { dataKey, next } = await this.#keys.forWrite(s.key, s.stored, lock, last);
       const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, next + i, payload));
       let result: AppendResult;
       try {
@@ -193,7 +193,7 @@ export class EncryptedStore implements HistoryStore {
     // Under a lock (the caller's, or one taken here), so the data key it seals with is
     // the session's own even if another process erased and restarted the session.
     await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
-      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock, false, async () => -1);
+      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock);
       await this.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked), { lock });
     });
   }
@@ -243,14 +243,13 @@ export class EncryptedStore implements HistoryStore {
     return removed;
   }
 
+  // trim and lock are left off (withoutMissingCalls) where the inner store has none.
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
-    if (!this.inner.trim) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store cannot trim.`);
-    return this.inner.trim(this.#stored(key).stored, options);
+    return this.inner.trim!(this.#stored(key).stored, options);
   }
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
-    if (!this.inner.lock) throw new MemoriaError("INVALID_ARGUMENT", `The ${this.inner.name} store has no turn lock.`);
-    return this.#keys.stampLock(await this.inner.lock(this.#stored(key).stored, options));
+    return this.#keys.stampLock(await this.inner.lock!(this.#stored(key).stored, options));
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {
@@ -264,12 +263,7 @@ export class EncryptedStore implements HistoryStore {
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyReport> {
     return rekeySessions(
-      {
-        inner: this.inner,
-        keys: this.#keys,
-        activeKeyId: this.#ring.activeKeyId,
-        stamp: (lock) => this.#keys.stampLock(lock),
-      },
+      { inner: this.inner, keys: this.#keys, activeKeyId: this.#ring.activeKeyId },
       this.#filter(options.filter),
       options,
     );
@@ -291,5 +285,3 @@ export class EncryptedStore implements HistoryStore {
 export function encryptStore(inner: HistoryStore, options: EncryptionOptions): EncryptedStore {
   return new EncryptedStore(inner, options);
 }
-
-export { DATA_KEY_STATE };

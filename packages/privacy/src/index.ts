@@ -1,4 +1,5 @@
-export { type EncryptionOptions, EncryptedStore, DATA_KEY_STATE, encryptStore } from "./encrypted-store.js";
+export { type EncryptionOptions, EncryptedStore, encryptStore } from "./encrypted-store.js";
+export { DATA_KEY_STATE } from "./data-keys.js";
 export type { KeyMaterial, KeySource } from "./key-ring.js";
 export type { RekeyOptions, RekeyProgress, RekeyReport } from "./rekey.js";
 export { SEALED_ROLE } from "./sealed-records.js";

@@ -1,4 +1,4 @@
-import type { HistoryStore, JsonValue, SessionKeyFilter, TurnLock } from "@memoria/core";
+import type { HistoryStore, JsonValue, SessionKeyFilter, } from "@memoria/core";
 import { DATA_KEY_STATE, type DataKeys } from "./data-keys.js";
 
 export interface RekeyProgress {
@@ -25,7 +25,6 @@ export interface RekeyContext {
   inner: HistoryStore;
   keys: DataKeys;
   activeKeyId: string;
-  stamp(lock: TurnLock): TurnLock;
 }
 
 /**
@@ -46,7 +45,7 @@ export async function rekeySessions(context: RekeyContext, filter: SessionKeyFil
       options.signal?.throwIfAborted();
       const record = await keys.record(stored, stored);
       if (record && record.k !== activeKeyId) {
-        const lock = inner.lock ? context.stamp(await inner.lock(stored)) : undefined;
+        const lock = inner.lock ? await inner.lock(stored) : undefined;
         try {
           const current = await keys.record(stored, stored); // again, under the lock
           if (current && current.k !== activeKeyId) {

@@ -47,12 +47,6 @@ export function parseSealedMessage(key: SessionKey, message: BaseMessage): Seale
   return { envelope: content, dataKeyId: content.slice(MESSAGE_PREFIX.length, idEnd), position, sealedAt: positionEnd + 1 };
 }
 
-/** The position of a stored sealed message, for the tail of a session. */
-export function positionOf(key: SessionKey, message: BaseMessage): { position: number; dataKeyId: string } {
-  const { position, dataKeyId } = parseSealedMessage(key, message);
-  return { position, dataKeyId };
-}
-
 /**
  * Checks that read records stand in an unbroken run of positions (a window may
  * start anywhere; records removed by `trim` are only ever the oldest), then opens

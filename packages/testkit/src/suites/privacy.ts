@@ -81,8 +81,11 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       const stopper = new AbortController();
       const stopped = await both.rekey({ filter: { userId }, pageSize: 1, signal: stopper.signal, onProgress: () => stopper.abort() }).catch((e: unknown) => e);
       expect(stopped).toBeInstanceOf(Error); // interrupted after the first session
-      const report = await both.rekey({ filter: { userId } });
+      const progress: { seen: number; rewrapped: number }[] = [];
+      const report = await both.rekey({ filter: { userId }, onProgress: (p) => progress.push(p) });
       expect(report).toEqual({ seen: 3, rewrapped: 2 });
+      expect(progress.map((p) => p.seen)).toEqual([1, 2, 3]); // reported after each session
+      expect(progress.at(-1)).toEqual(report);
       expect(await both.rekey({ filter: { userId } })).toEqual({ seen: 3, rewrapped: 0 });
 
       const onlyB = encryptStore(inner(), { ...hashed, keys: { B: keys.B }, activeKeyId: "B" });
