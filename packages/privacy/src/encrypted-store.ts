@@ -207,10 +207,13 @@ export class EncryptedStore implements HistoryStore {
 
   async clear(key: SessionKey): Promise<void> {
     const s = this.#stored(key);
-    this.#keys.forget(s.id);
-    this.#opened.forget(s.id);
+    const forget = () => {
+      this.#keys.forget(s.id);
+      this.#opened.forget(s.id);
+    };
+    forget();
     await this.inner.clear(s.stored);
-    this.#keys.forget(s.id);
+    forget(); // again: a read that raced the erasure may have cached what it erased
   }
 
   async count(key: SessionKey): Promise<number> {
@@ -236,10 +239,13 @@ export class EncryptedStore implements HistoryStore {
   async delete(filter: SessionKeyFilter): Promise<number> {
     const checked = createKeyFilter(filter);
     requireFilterField(checked);
-    this.#keys.forgetAll();
-    this.#opened.forgetAll();
+    const forget = () => {
+      this.#keys.forgetAll();
+      this.#opened.forgetAll();
+    };
+    forget();
     const removed = await this.inner.delete(this.#filter(checked));
-    this.#keys.forgetAll();
+    forget(); // again: a read that raced the erasure may have cached what it erased
     return removed;
   }
 
