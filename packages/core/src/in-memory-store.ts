@@ -48,23 +48,24 @@ export interface InMemoryStoreOptions {
   onEvict?: (key: SessionKey) => void;
   /**
    * Keep each message as one deeply frozen object and give every read those same
-   * objects (in a new array) instead of fresh copies. A read then costs an array
-   * copy instead of rebuilding every message, which is most of a turn's cost when
-   * the strategy reads a long whole history. Either way nothing stored can change:
-   * with copies a change goes to the copy, with frozen messages it throws a
-   * `TypeError`. Off by default, because code that edits messages it read (which
-   * LangChain's own in-memory history allows) would throw.
-   * @default false
+   * objects (in a new array), so a read costs an array copy, never a rebuild of
+   * every message (which was most of a whole-history turn's cost). Nothing stored
+   * can change: changing a message a read returned throws a `TypeError`. Set it to
+   * `false` for code that edits the messages it reads (LangChain's own in-memory
+   * history hands out its stored objects; LangGraph's `messagesStateReducer` gives
+   * an id to each message that has none, in place): every read then decodes fresh
+   * copies, and a change goes to the copy.
+   * @default true
    */
   frozen?: boolean;
 }
 
-/** A stored message: codec form (a read decodes a copy), or a frozen message shared by reads. */
+/** A stored message: a frozen message shared by reads, or (`frozen: false`) codec form that a read decodes into a copy. */
 type Kept = EncodedMessage | BaseMessage;
 
 interface Session {
   key: SessionKey;
-  /** Private to the store: reads get copies or, with `frozen`, the frozen objects themselves. */
+  /** Private to the store: reads get the frozen objects themselves or, with `frozen: false`, copies. */
   messages: Kept[];
   turnIds: Set<string>;
   state: Map<string, JsonValue>;
@@ -102,9 +103,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   // Expired sessions are freed as they expire, not only when something lists them.
   const sweeper = ttlSeconds === undefined ? undefined : setInterval(() => live(), Math.min(ttlSeconds * 1000, 60_000));
   sweeper?.unref?.();
-  const keep: (message: EncodedMessage) => Kept = options.frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
+  const frozen = options.frozen ?? true;
+  const keep: (message: EncodedMessage) => Kept = frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
   /** A new array of the messages from index `from` on: the frozen objects themselves, or decoded copies. */
-  const give: (kept: Kept[], from: number) => BaseMessage[] = options.frozen
+  const give: (kept: Kept[], from: number) => BaseMessage[] = frozen
     ? (kept, from) => kept.slice(from) as BaseMessage[]
     : (kept, from) => {
         const copies: BaseMessage[] = [];

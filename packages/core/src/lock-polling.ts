@@ -84,6 +84,11 @@ class Lease implements TurnLock {
     clearInterval(this.#timer);
   }
 
+  markReleased(): void {
+    this.#released = true;
+    clearInterval(this.#timer);
+  }
+
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;

@@ -14,8 +14,12 @@ export interface Backend {
   read(options?: ReadOptions): Promise<BaseMessage[]>;
   count(): Promise<number>;
   state: SessionState;
-  /** Stores the turn atomically; false when its turn id was stored before (nothing written). */
-  save(messages: BaseMessage[], turnId: string): Promise<boolean>;
+  /**
+   * Stores the turn atomically; false when its turn id was stored before (nothing
+   * written). `last`: nothing else is written under the turn's lock after this, so
+   * a store may give the lock back in the same step.
+   */
+  save(messages: BaseMessage[], turnId: string, last?: boolean): Promise<boolean>;
   lock?(options: LockOptions): Promise<TurnLock>;
   trim?(oldest: number): Promise<number>;
   /** The same session, with every write fenced by `lock`: refused once the lock is lost. */
@@ -32,7 +36,11 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
     read: (options) => store.read(key, options),
     count: () => store.count(key),
     state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
-    save: async (messages, turnId) => (await store.append(key, messages, { turnId, lock })).appended,
+    save: async (messages, turnId, last) => {
+      const result = await store.append(key, messages, { turnId, lock, release: last === true && lock !== undefined });
+      if (result.released) lock?.markReleased?.();
+      return result.appended;
+    },
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
     trim: store.trim ? (oldest) => (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest }) : undefined,
     fenced: (held) => storeBackend(store, key, held),

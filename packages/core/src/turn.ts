@@ -91,7 +91,8 @@ export class Turn {
         "saveHistory",
         this.sessionKey,
         { messages: messages.length, turnId: this.turnId },
-        () => this.backend.save(messages, this.turnId),
+        // Without an afterSave, nothing is written under the lock after this: the store may release it with the write.
+        () => this.backend.save(messages, this.turnId, this.owner.memory.afterSave === undefined),
         { memoria_messages: messages.length, memoria_turn_id: this.turnId },
       );
     } catch (cause) {

@@ -29,8 +29,8 @@ describe("in-memory store", () => {
     await expect(store.read({ sessionId: "a" })).rejects.toMatchObject({ code: "STORE_CLOSED" });
   });
 
-  it("with frozen: true, reads share the stored objects (no rebuilding) in new arrays", async () => {
-    const store = createInMemoryStore({ frozen: true });
+  it("by default, reads share the stored frozen objects (no rebuilding) in new arrays", async () => {
+    const store = createInMemoryStore();
     const key = { sessionId: "a" };
     const appended = new AIMessage({ content: "hi", tool_calls: [{ id: "c1", name: "f", args: { x: [1] } }] });
     await store.append(key, [new HumanMessage("hello"), appended]);
@@ -42,9 +42,9 @@ describe("in-memory store", () => {
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
   });
 
-  it("with frozen: true, serves a prompt + model chain turn after turn", async () => {
+  it("with frozen messages (the default), serves a prompt + model chain turn after turn", async () => {
     const prompt = ChatPromptTemplate.fromMessages([["system", "Be brief."], new MessagesPlaceholder("history"), ["human", "{question}"]]);
-    const store = createInMemoryStore({ frozen: true });
+    const store = createInMemoryStore();
     const chain = new RunnableWithMessageHistory({
       runnable: prompt.pipe(new FakeListChatModel({ responses: ["one", "two", "three"] })),
       store,

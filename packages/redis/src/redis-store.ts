@@ -96,6 +96,8 @@ function unavailable(error: unknown): unknown {
 
 const PAGE = 500;
 
+const isCluster = (client: RedisClient): boolean => (client as { isCluster?: boolean }).isCluster === true;
+
 /**
  * A history store in Redis: a list per session, appended by one Lua script
  * (turn id, messages, key and TTL together), read with `LRANGE -n -1`.
@@ -185,14 +187,21 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       if (payloads.length === 0) return { appended: true };
       const id = encodeSessionKey(sessionKey);
       const { keys, token } = scriptKeys(id, appendOptions);
+      const release = appendOptions?.release === true && token !== "" ? "1" : "";
       const done = await guarded(async (r) => {
         // Indexed first: a crash in between leaves an index entry with no session
         // (skipped and cleaned by list), never a session that erasure cannot find.
-        await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
-        return Number(await APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, ...payloads]));
+        // One connection runs commands in the order sent, so the index writes and the
+        // append go out together (one round trip); a Cluster may route them to
+        // different nodes, so there the append waits for the index.
+        const indexed = Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
+        if (isCluster(r)) await indexed;
+        const appended = APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, release, ...payloads]);
+        await Promise.all([indexed, appended.catch(() => undefined)]);
+        return Number(await appended);
       });
       if (done === -1) throw new LockLostError(sessionKey);
-      return { appended: done === 1 };
+      return release ? { appended: done === 1, released: true } : { appended: done === 1 };
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {

@@ -11,14 +11,24 @@ const url = inject("redisUrl");
 const admin = new Redis(url);
 afterAll(() => admin.quit());
 
-/** A client that counts the commands it sends (each one a request to the server). */
+/**
+ * A client that counts the commands it sends, and the round trips: a command sent
+ * while no other is awaiting its answer starts one (commands sent together share it).
+ */
 function countingClient(): { client: Redis; sent: Record<string, number> } {
   const client = new Redis(url);
   const sent: Record<string, number> = {};
+  let inFlight = 0;
   const send = client.sendCommand.bind(client);
-  client.sendCommand = ((command: { name: string }) => {
+  client.sendCommand = ((command: { name: string; promise: Promise<unknown> }) => {
     sent[command.name] = (sent[command.name] ?? 0) + 1;
-    return send(command as never);
+    if (inFlight++ === 0) sent.roundTrips = (sent.roundTrips ?? 0) + 1;
+    const result = send(command as never);
+    command.promise.then(
+      () => inFlight--,
+      () => inFlight--,
+    );
+    return result;
   }) as typeof client.sendCommand;
   return { client, sent };
 }
@@ -61,13 +71,13 @@ describe("redis key safety", () => {
     reset(sent);
     expect((await store.list({ userId: "odd" })).sessions).toHaveLength(10);
     expect(await store.delete({ userId: "even" })).toBe(10);
-    expect(Object.keys(sent).sort()).toEqual(["del", "exists", "zrangebylex", "zrem"]);
+    expect(Object.keys(sent).sort()).toEqual(["del", "exists", "roundTrips", "zrangebylex", "zrem"]);
     await client.quit();
   });
 });
 
 describe("redis turn cost", () => {
-  it("a turn costs the same fixed commands at 10 and at 2,000 stored messages", async () => {
+  it("a turn costs the same 3 round trips at 10 and at 2,000 stored messages, the lock included", async () => {
     const { client, sent } = countingClient();
     const store = createRedisStore({ client });
     const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
@@ -81,9 +91,9 @@ describe("redis turn cost", () => {
       await chain.invoke([new HumanMessage("q")], { configurable: { sessionId } });
       costs.push({ ...sent });
     }
-    // Lock (SET NX), read (LRANGE -20 -1), two index writes and the append (EVALSHA), release (EVALSHA):
-    // 6 commands in 5 round trips (the two index writes go out together).
-    expect(costs[0]).toEqual({ set: 1, lrange: 1, evalsha: 4 });
+    // Lock (SET NX), read (LRANGE -20 -1), then the two index writes and the append
+    // (EVALSHA), sent together; the append script releases the lock: 3 round trips.
+    expect(costs[0]).toEqual({ set: 1, lrange: 1, evalsha: 3, roundTrips: 3 });
     expect(costs[1]).toEqual(costs[0]);
     await client.quit();
   });
