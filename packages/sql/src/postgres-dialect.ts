@@ -163,6 +163,13 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
     forUpdate: " FOR UPDATE",
+    appendsInOneStatement: true,
+    // Lock rows are worth nothing after a crash (a lease ends with its server), so they
+    // skip the WAL: taking a lock commits without waiting for a flush to disk.
+    lockTableKind: "UNLOGGED",
+    // Only a table still logged is rewritten: no exclusive table lock on every start.
+    convertLockTable: (table) =>
+      `DO $$ BEGIN IF (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('${table}')) = 'p' THEN ALTER TABLE ${table} SET UNLOGGED; END IF; END $$`,
     freezeTable: (table) => `LOCK TABLE ${table} IN EXCLUSIVE MODE`,
     // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/erasure.md.
     afterErase: async () => {},

@@ -82,8 +82,8 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
  * The lock table is ensured on every start rather than migrated: it holds nothing
  * worth keeping, and on SQLite it lives in a separate file that may be new.
  */
-function lockTable(t: Tables): string {
-  return `CREATE TABLE IF NOT EXISTS ${t.locks} (
+function lockTable(t: Tables, dialect: SqlDialect): string {
+  return `CREATE ${dialect.lockTableKind ?? ""} TABLE IF NOT EXISTS ${t.locks} (
     session_id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     expires_at BIGINT NOT NULL
@@ -114,6 +114,7 @@ export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void
     }
     if (rows.length === 0) yield* run(`INSERT INTO ${tables.version} (version) VALUES (?)`, [SCHEMA_VERSION]);
     else if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET version = ?`, [SCHEMA_VERSION]);
-    yield* run(lockTable(tables));
+    yield* run(lockTable(tables, dialect));
+    if (dialect.convertLockTable) yield* run(dialect.convertLockTable(tables.locks));
   });
 }

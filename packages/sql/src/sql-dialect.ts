@@ -39,6 +39,12 @@ export interface SqlDialect {
   readonly maxParams: number;
   /** A schema for the lock table when locks live apart from the history (SQLite: an attached, unsynced file). */
   readonly lockSchema?: string;
+  /** A turn's append is one statement (`one-statement-append.ts`) rather than a transaction of several. */
+  readonly appendsInOneStatement?: boolean;
+  /** Table kind of the lock table: `"UNLOGGED"` where the engine can skip the WAL (and its flush) for lock rows. */
+  readonly lockTableKind?: string;
+  /** A statement giving a lock table made by an older version the `lockTableKind`, if it lacks it. */
+  convertLockTable?(table: string): string;
   /** Appended to a fencing `SELECT` to lock the row until commit (`" FOR UPDATE"`), or empty where transactions already exclude each other. */
   readonly forUpdate: string;
   /** A statement that stops other transactions from locking or writing `table`'s rows until commit, where transactions do not already exclude each other. */

@@ -30,8 +30,9 @@ import {
   turnIdOf,
 } from "@memoria/core";
 import { type Tables, migrate, tablesFor } from "./schema.js";
-import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
+import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { acquireTableLock, checkFence } from "./table-lock.js";
+import { turnWriter } from "./turn-writer.js";
 
 /** Options every SQL store takes. */
 export interface SqlStoreOptions {
@@ -58,8 +59,6 @@ export interface SqlHistoryStore extends HistoryStore {
   ready(): Promise<void>;
 }
 
-const ROW_PARAMS = 4;
-
 /** The store body shared by every SQL engine. */
 export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
   const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.lockSchema);
@@ -67,6 +66,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const now = dialect.nowMs;
   const payload = dialect.jsonText("payload");
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
+  const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
   let closed = false;
 
@@ -86,65 +86,6 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   }
   function change(sql: string, params: readonly unknown[] = []): Promise<number> {
     return dialect.execute<number>({ kind: "run", sql, params });
-  }
-
-  /**
-   * Creates or renews the session row, adding `count` to its sequence; returns the
-   * sequence's new end. The row lock this takes orders concurrent writers of the
-   * session. An expired session starts afresh: the upsert leaves it alone (still
-   * locking it), its old rows go, and the upsert runs again, so the common case is
-   * one statement.
-   */
-  function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
-    const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
-    const upsert = () =>
-      all<{ next_seq: number | string }>(
-        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
-         VALUES (?, ?, ?, ?, ${now}, ${expires})
-         ON CONFLICT (id) DO UPDATE SET
-           next_seq = ${t.sessions}.next_seq + excluded.next_seq,
-           message_count = ${t.sessions}.message_count + excluded.message_count,
-           updated_at = excluded.updated_at,
-           expires_at = excluded.expires_at
-         WHERE ${alive(`${t.sessions}.expires_at`)}
-         RETURNING next_seq`,
-        [id, JSON.stringify(key), count, count],
-      );
-    let [row] = yield* upsert();
-    if (!row) {
-      yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
-      [row] = yield* upsert();
-    }
-    const end = Number(row?.next_seq);
-    if (end === count) {
-      // Possibly new (a session with only state also has end 0): its key fields, once.
-      const fields = Object.keys(key);
-      yield* run(
-        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`,
-        fields.flatMap((field) => [id, field, key[field]]),
-      );
-    }
-    return end;
-  }
-
-  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence?: FencedWriteOptions): Generator<SqlStep, boolean, unknown> {
-    yield* checkFence(dialect, t, key, id, fence);
-    const end = yield* upsertSession(key, id, payloads.length);
-    const inserted = yield* all(
-      `INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`,
-      [id, turnId],
-    );
-    if (inserted.length === 0) throw new Rollback(false); // this turn is stored already
-    const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
-    for (let from = 0; from < payloads.length; from += rowsPerStatement) {
-      const chunk = payloads.slice(from, from + rowsPerStatement);
-      const first = end - payloads.length + from;
-      yield* run(
-        `INSERT INTO ${t.messages} (session_id, seq, turn_id, payload) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`,
-        chunk.flatMap((payload, i) => [id, first + i, turnId, payload]),
-      );
-    }
-    return true;
   }
 
   /** The filter's fields as `EXISTS` conditions on `s.id`, beyond the one that drives the scan. */
@@ -187,7 +128,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const payloads = encodePayloads(messages);
       await ready();
       if (payloads.length === 0) return { appended: true };
-      return { appended: await dialect.transaction(() => appendTurn(sessionKey, encodeSessionKey(sessionKey), payloads, turnId, appendOptions)) };
+      return writer.append(sessionKey, encodeSessionKey(sessionKey), payloads, turnId, appendOptions);
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -210,7 +151,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await ready();
       await dialect.transaction(function* () {
         yield* checkFence(dialect, t, sessionKey, id, writeOptions);
-        yield* upsertSession(sessionKey, id, 0);
+        yield* writer.upsertSession(sessionKey, id, 0);
         yield* run(
           `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value`,
           [id, name, text],

@@ -1,0 +1,119 @@
+import type { SessionKey } from "@memoria/core";
+import type { Tables } from "./schema.js";
+
+/** What one append statement did. */
+export interface OneStatementOutcome {
+  /** The session had expired: nothing was written (the caller starts it afresh in a transaction). */
+  expired: boolean;
+  /** The write's lock was not its token's: nothing was written. */
+  lockLost: boolean;
+  /** The turn id was new and its messages were inserted. */
+  appended: boolean;
+  /** The lock was given back in the same statement. */
+  released: boolean;
+}
+
+export interface OneStatementAppend {
+  sql: string;
+  params: unknown[];
+  outcome(row: Record<string, unknown> | undefined): OneStatementOutcome;
+}
+
+const cache = new Map<string, string>();
+
+/**
+ * A turn as ONE PostgreSQL statement (data-modifying CTEs), so it costs one round
+ * trip and one commit instead of a transaction of six: the fence on the lock row,
+ * the turn id, the session upsert (its row lock orders concurrent writers and
+ * numbers the messages), the key fields of a new session, the messages
+ * (`unnest` of one text array), and, when asked, the lock's release. Each step
+ * reads the one before it, which orders them; foreign keys are checked at the end
+ * of the statement. With the release, the fence IS the lock row's `DELETE`.
+ *
+ * An expired session (a store with `ttlSeconds`) writes nothing and says so: the
+ * caller then runs the transaction that deletes it and starts afresh. The clock is
+ * read once (`MATERIALIZED`), so every step agrees on whether it expired.
+ */
+export function oneStatementAppend(
+  t: Tables,
+  nowMs: string,
+  ttlMs: number | undefined,
+  key: SessionKey,
+  id: string,
+  payloads: string[],
+  turnId: string,
+  token: string | undefined,
+  release: boolean,
+): OneStatementAppend {
+  const fields = Object.keys(key);
+  const fenced = token !== undefined;
+  const releasing = fenced && release;
+  const shape = `${t.sessions}|${ttlMs}|${fields.length}|${fenced}|${releasing}`;
+  let sql = cache.get(shape);
+  if (sql === undefined) {
+    sql = build(t, nowMs, ttlMs, fields.length, fenced, releasing);
+    cache.set(shape, sql);
+  }
+  const params: unknown[] = [id, JSON.stringify(key), payloads.length, turnId, payloads];
+  if (fenced) params.push(token);
+  for (const field of fields) params.push(field, key[field]);
+  return {
+    sql,
+    params,
+    outcome(row) {
+      const expired = Number(row?.expired ?? 0) > 0;
+      const passed = Number(row?.passed ?? 0) > 0;
+      return {
+        expired,
+        lockLost: !expired && !passed,
+        appended: Number(row?.inserted ?? 0) > 0,
+        released: releasing && passed,
+      };
+    },
+  };
+}
+
+function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: number, fenced: boolean, releasing: boolean): string {
+  const expires = ttlMs === undefined ? "NULL::bigint" : `c.now + ${ttlMs}`;
+  const open = "(SELECT n FROM gone) = 0";
+  // $1 id, $2 key JSON, $3 message count, $4 turn id, $5 payloads (text[]), $6 lock token, then field/value pairs.
+  const lockRow = `session_id = $1::text AND owner = $6::text AND ${open}`;
+  const fence = !fenced
+    ? ""
+    : releasing
+      ? `fence AS (DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1),`
+      : `fence AS (SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE),`;
+  const firstField = fenced ? 7 : 6;
+  const fieldRows = Array.from({ length: fieldCount }, (_, i) => `($${firstField + 2 * i}::text, $${firstField + 2 * i + 1}::text)`).join(", ");
+  return `WITH c AS MATERIALIZED (SELECT ${nowMs} AS now),
+  gone AS MATERIALIZED (
+    SELECT count(*) AS n FROM ${t.sessions}, c WHERE id = $1::text AND expires_at IS NOT NULL AND expires_at <= c.now
+  ),
+  ${fence}
+  ok AS MATERIALIZED (SELECT 1 AS one WHERE ${open}${fenced ? " AND EXISTS (SELECT 1 FROM fence)" : ""}),
+  turn AS (
+    INSERT INTO ${t.turns} (session_id, turn_id) SELECT $1::text, $4::text FROM ok ON CONFLICT DO NOTHING RETURNING 1
+  ),
+  sess AS (
+    INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
+    SELECT $1::text, $2::text, $3::bigint, $3::bigint, c.now, ${expires} FROM turn, c
+    ON CONFLICT (id) DO UPDATE SET
+      next_seq = ${t.sessions}.next_seq + excluded.next_seq,
+      message_count = ${t.sessions}.message_count + excluded.message_count,
+      updated_at = excluded.updated_at,
+      expires_at = excluded.expires_at
+    RETURNING next_seq
+  ),
+  keyed AS (
+    INSERT INTO ${t.fields} (session_id, field, value)
+    SELECT $1::text, f.field, f.value FROM sess, (VALUES ${fieldRows}) AS f (field, value) WHERE sess.next_seq = $3::bigint
+    ON CONFLICT DO NOTHING
+  ),
+  msgs AS (
+    INSERT INTO ${t.messages} (session_id, seq, turn_id, payload)
+    SELECT $1::text, sess.next_seq - $3::bigint + p.ord - 1, $4::text, p.payload::json
+    FROM sess, unnest($5::text[]) WITH ORDINALITY AS p (payload, ord)
+    RETURNING 1
+  )
+  SELECT (SELECT n FROM gone) AS expired, (SELECT count(*) FROM ok) AS passed, (SELECT count(*) FROM msgs) AS inserted`;
+}

@@ -1,0 +1,94 @@
+import { type AppendOptions, type AppendResult, type FencedWriteOptions, LockLostError, type SessionKey } from "@memoria/core";
+import { oneStatementAppend } from "./one-statement-append.js";
+import type { Tables } from "./schema.js";
+import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
+import { checkFence } from "./table-lock.js";
+
+const ROW_PARAMS = 4;
+
+/** How a SQL store writes: a turn's append, and the session upsert that state writes share. */
+export interface TurnWriter {
+  /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
+  upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
+  append(key: SessionKey, id: string, payloads: string[], turnId: string, options: AppendOptions | undefined): Promise<AppendResult>;
+}
+
+export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undefined): TurnWriter {
+  const now = dialect.nowMs;
+  const alive = (column: string) => `(${column} IS NULL OR ${column} > ${now})`;
+
+  /**
+   * The row lock the upsert takes orders concurrent writers of the session. An
+   * expired session starts afresh: the upsert leaves it alone (still locking it),
+   * its old rows go, and the upsert runs again, so the common case is one statement.
+   */
+  function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
+    const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
+    const upsert = () =>
+      all<{ next_seq: number | string }>(
+        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
+         VALUES (?, ?, ?, ?, ${now}, ${expires})
+         ON CONFLICT (id) DO UPDATE SET
+           next_seq = ${t.sessions}.next_seq + excluded.next_seq,
+           message_count = ${t.sessions}.message_count + excluded.message_count,
+           updated_at = excluded.updated_at,
+           expires_at = excluded.expires_at
+         WHERE ${alive(`${t.sessions}.expires_at`)}
+         RETURNING next_seq`,
+        [id, JSON.stringify(key), count, count],
+      );
+    let [row] = yield* upsert();
+    if (!row) {
+      yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
+      [row] = yield* upsert();
+    }
+    const end = Number(row?.next_seq);
+    if (end === count) {
+      // Possibly new (a session with only state also has end 0): its key fields, once.
+      const fields = Object.keys(key);
+      yield* run(
+        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`,
+        fields.flatMap((field) => [id, field, key[field]]),
+      );
+    }
+    return end;
+  }
+
+  /** The append as a transaction; the lock's release, when asked, is its last statement. */
+  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence: FencedWriteOptions | undefined, release: boolean): Generator<SqlStep, AppendResult, unknown> {
+    yield* checkFence(dialect, t, key, id, fence);
+    const end = yield* upsertSession(key, id, payloads.length);
+    const inserted = yield* all(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`, [id, turnId]);
+    if (inserted.length === 0) throw new Rollback({ appended: false }); // this turn is stored already
+    const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
+    for (let from = 0; from < payloads.length; from += rowsPerStatement) {
+      const chunk = payloads.slice(from, from + rowsPerStatement);
+      const first = end - payloads.length + from;
+      yield* run(
+        `INSERT INTO ${t.messages} (session_id, seq, turn_id, payload) VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`,
+        chunk.flatMap((payload, i) => [id, first + i, turnId, payload]),
+      );
+    }
+    if (!release) return { appended: true };
+    yield* run(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, fence?.lock?.token]);
+    return { appended: true, released: true };
+  }
+
+  return {
+    upsertSession,
+    async append(key, id, payloads, turnId, options) {
+      const token = options?.lock?.token;
+      const release = options?.release === true && token !== undefined;
+      if (dialect.appendsInOneStatement) {
+        const statement = oneStatementAppend(t, now, ttlMs, key, id, payloads, turnId, token, release);
+        const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
+        const outcome = statement.outcome(row);
+        if (!outcome.expired) {
+          if (outcome.lockLost) throw new LockLostError(key);
+          return outcome.released ? { appended: outcome.appended, released: true } : { appended: outcome.appended };
+        }
+      }
+      return dialect.transaction(() => appendTurn(key, id, payloads, turnId, options, release));
+    },
+  };
+}
