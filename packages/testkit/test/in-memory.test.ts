@@ -3,13 +3,13 @@ import { runHistoryStoreSuite } from "../src/index.js";
 
 runHistoryStoreSuite({
   name: "in-memory",
+  frozenReads: true,
   createStore: async () => createInMemoryStore(),
   createStoreWithTtl: async (ttlSeconds) => createInMemoryStore({ ttlSeconds }),
 });
 
 runHistoryStoreSuite({
-  name: "in-memory (frozen)",
-  frozenReads: true,
-  createStore: async () => createInMemoryStore({ frozen: true }),
-  createStoreWithTtl: async (ttlSeconds) => createInMemoryStore({ ttlSeconds, frozen: true }),
+  name: "in-memory (copies)",
+  createStore: async () => createInMemoryStore({ frozen: false }),
+  createStoreWithTtl: async (ttlSeconds) => createInMemoryStore({ ttlSeconds, frozen: false }),
 });
