@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
@@ -22,7 +23,6 @@ import {
   cloneJson,
   createKeyFilter,
   createSessionKey,
-  decodeMessage,
   encodeMessages,
   toStoredText,
   encodeSessionKey,
@@ -37,9 +37,10 @@ import {
 } from "@memoria/core";
 import { onDisk } from "./file-errors.js";
 import { lockFile, readLock } from "./file-lock.js";
-import { type TurnLine, forEachLine, isTurn, openIfExists, parseLine, tailTurns } from "./session-file.js";
+import { type TurnLine, forEachLine, isTurn, parseLine } from "./session-file.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
 import { Ledger, type Paths } from "./session-ledger.js";
+import { TailCache, lastMessages } from "./tail-cache.js";
 
 export interface FileStoreOptions {
   /** The folder holding the sessions' files; created if missing. */
@@ -81,6 +82,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
   const ledger = new Ledger(options.cacheSessions ?? 1_000, expired, sync);
+  const tails = new TailCache({ files: options.cacheSessions ?? 1_000, bytesPerFile: 256 * 1024 });
   let closed = false;
 
   function paths(key: SessionKey): Paths {
@@ -129,10 +131,10 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   }
 
   /** The file's size, or undefined when it is missing or expired. */
-  async function liveSize(file: string): Promise<number | undefined> {
+  async function liveStat(file: string): Promise<Stats | undefined> {
     try {
       const info = await stat(file);
-      return expired(info.mtimeMs) ? undefined : info.size;
+      return expired(info.mtimeMs) ? undefined : info;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;
@@ -177,6 +179,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   /** Removes the session's files and its turn lock, so a turn in flight can no longer save into it. */
   async function removeSession(p: Paths): Promise<boolean> {
     ledger.forget(p.file);
+    tails.forget(p.file);
     await unlink(p.turnLock).catch(() => {});
     let removed = false;
     for (const file of [p.file, p.state]) {
@@ -201,18 +204,10 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const p = paths(createSessionKey(key));
       const last = readWindow(readOptions);
       if (last === 0) return [];
-      const size = await liveSize(p.file);
-      if (size === undefined) return [];
-      const handle = await openIfExists(p.file);
-      if (!handle) return [];
-      try {
-        const turns = await tailTurns(handle, size, last ?? Number.POSITIVE_INFINITY, p.file);
-        const messages = turns.flatMap((turn) => turn.m);
-        const window = last === undefined ? messages : messages.slice(-last);
-        return window.map((message) => decodeMessage(message));
-      } finally {
-        await handle.close();
-      }
+      const info = await liveStat(p.file);
+      if (info === undefined) return [];
+      const turns = await tails.read(p.file, info, last ?? Number.POSITIVE_INFINITY);
+      return lastMessages(turns, last ?? Number.POSITIVE_INFINITY);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
@@ -227,7 +222,10 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         const entry = await ledger.catchUp(p);
         if (entry.turnIds.has(turnId)) return { appended: false };
         const line = `${toStoredText({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
+        const at = entry.offset;
+        const turn: TurnLine = { t: turnId, n: entry.count + encoded.length, m: encoded };
         await ledger.write(sessionKey, p, entry, line);
+        if (at > 0) tails.appended(p.file, at, entry.offset, turn);
         entry.count += encoded.length;
         entry.turnIds.add(turnId);
         return { appended: true };
@@ -238,7 +236,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       ensureOpen();
       const p = paths(createSessionKey(key));
       stateName(name);
-      if ((await liveSize(p.file)) === undefined) return undefined;
+      if ((await liveStat(p.file)) === undefined) return undefined;
       const value = (await readState(p))[name];
       return value === undefined ? undefined : cloneJson(value);
     },
@@ -290,6 +288,8 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         }
         await replaceFile(p.file, `${kept.join("\n")}\n`);
         ledger.forget(p.file);
+    tails.forget(p.file);
+        tails.forget(p.file);
         return removed;
       }));
     },
@@ -304,16 +304,9 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async count(key: SessionKey): Promise<number> {
       ensureOpen();
       const p = paths(createSessionKey(key));
-      const size = await liveSize(p.file);
-      if (size === undefined) return 0;
-      const handle = await openIfExists(p.file);
-      if (!handle) return 0;
-      try {
-        const [last] = await tailTurns(handle, size, 1, p.file);
-        return last?.n ?? 0;
-      } finally {
-        await handle.close();
-      }
+      const info = await liveStat(p.file);
+      if (info === undefined) return 0;
+      return (await tails.read(p.file, info, 1)).at(-1)?.n ?? 0;
     },
 
     async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
@@ -359,6 +352,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       for (const file of files) {
         await Promise.all([unlink(file).catch(() => {}), unlink(file.replace(/\.jsonl$/, ".state.json")).catch(() => {})]);
         ledger.forget(file);
+        tails.forget(file);
       }
       return files.length;
     },
@@ -366,6 +360,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async close(): Promise<void> {
       closed = true;
       ledger.clear();
+      tails.clear();
       folders.clear();
     },
   };

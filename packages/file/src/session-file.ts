@@ -37,6 +37,17 @@ export function isTurn(record: Header | TurnLine): record is TurnLine {
   return (record as TurnLine).t !== undefined;
 }
 
+/** Turn lines read from a file: a run of complete lines, ending at byte `end`. */
+export interface TurnRun {
+  turns: TurnLine[];
+  /** The bytes of each turn's line (its newline included), in the same order. */
+  sizes: number[];
+  /** The offset just past the last complete line; what follows is a torn or unfinished write. */
+  end: number;
+  /** True when the run reaches back to the file's start (no turn before it). */
+  whole: boolean;
+}
+
 /**
  * The complete turn lines at the end of an open file, newest last, read backwards
  * in growing chunks (4 KiB, doubling) until they hold `wanted` messages (or the
@@ -46,10 +57,12 @@ export function isTurn(record: Header | TurnLine): record is TurnLine {
  * so a line or a UTF-8 character split across chunks is never cut; the partial
  * first line of a pass is carried back to the next, earlier chunk.
  */
-export async function tailTurns(handle: FileHandle, size: number, wanted: number, path: string): Promise<TurnLine[]> {
-  const turns: TurnLine[] = [];
+export async function tailTurns(handle: FileHandle, size: number, wanted: number, path: string): Promise<TurnRun> {
+  const turns: TurnLine[] = []; // newest first while reading back; reversed at the end
+  const sizes: number[] = [];
   let messages = 0;
   let position = size;
+  let end = size;
   let carried = Buffer.alloc(0);
   let trimmed = false;
   let chunkSize = FIRST_CHUNK;
@@ -66,6 +79,7 @@ export async function tailTurns(handle: FileHandle, size: number, wanted: number
         carried = buffer; // all torn so far: keep reading back
         continue;
       }
+      end = position + lastNewline + 1;
       buffer = buffer.subarray(0, lastNewline + 1); // drop the torn tail
       trimmed = true;
     }
@@ -74,13 +88,28 @@ export async function tailTurns(handle: FileHandle, size: number, wanted: number
     carried = buffer.subarray(0, start);
     const lines = buffer.subarray(start).toString("utf8").split("\n").filter(Boolean);
     for (let i = lines.length - 1; i >= 0 && messages < wanted; i--) {
-      const record = parseLine(lines[i] as string, path);
+      const line = lines[i] as string;
+      const record = parseLine(line, path);
       if (!isTurn(record)) continue;
-      turns.unshift(record);
+      turns.push(record);
+      sizes.push(Buffer.byteLength(line) + 1);
       messages += record.m.length;
     }
   }
-  return turns;
+  return { turns: turns.reverse(), sizes: sizes.reverse(), end: trimmed ? end : 0, whole: messages < wanted };
+}
+
+/** The complete turn lines of a file from byte `from` on, read forwards. */
+export async function turnsFrom(handle: FileHandle, from: number, size: number, path: string): Promise<TurnRun> {
+  const turns: TurnLine[] = [];
+  const sizes: number[] = [];
+  const end = await forEachLine(handle, from, size, (line) => {
+    const record = parseLine(line.toString("utf8"), path);
+    if (!isTurn(record)) return;
+    turns.push(record);
+    sizes.push(line.length + 1);
+  });
+  return { turns, sizes, end, whole: from === 0 };
 }
 
 export async function openIfExists(path: string): Promise<FileHandle | undefined> {

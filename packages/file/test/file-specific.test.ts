@@ -48,6 +48,23 @@ describe("file store", () => {
     await expect(store.read(key)).rejects.toMatchObject({ code: "CORRUPT_DATA" });
   });
 
+  it("reads what another instance wrote after it erased a session and wrote it again (the same inode, a longer file)", async () => {
+    const directory = fresh();
+    const [reader, writer] = [createFileStore({ directory }), createFileStore({ directory })];
+    const key = { sessionId: "again" };
+    await writer.append(key, numbered(2));
+    expect(transcript(await reader.read(key, { last: 1 }))).toEqual(["human: m1"]);
+    expect(transcript(await reader.read(key))).toEqual(["human: m0", "human: m1"]);
+    await writer.clear(key);
+    await writer.append(key, [new HumanMessage("a much longer first message than before"), new AIMessage("and its answer")]);
+    await writer.append(key, [new HumanMessage("second")]);
+    expect(transcript(await reader.read(key))).toEqual(["human: a much longer first message than before", "ai: and its answer", "human: second"]);
+    expect(transcript(await reader.read(key, { last: 2 }))).toEqual(["ai: and its answer", "human: second"]);
+    expect(await reader.count(key)).toBe(3);
+    await writer.append(key, [new AIMessage("third")]);
+    expect(transcript(await reader.read(key, { last: 1 }))).toEqual(["ai: third"]);
+  });
+
   it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
     const directory = fresh();
     const store = createFileStore({ directory });
