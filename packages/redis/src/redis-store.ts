@@ -201,6 +201,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         return Number(await appended);
       });
       if (done === -1) throw new LockLostError(sessionKey);
+      // A repeat of an applied append (0) may find its lock released already: it is given back either way.
       return release ? { appended: done === 1, released: true } : { appended: done === 1 };
     },
 

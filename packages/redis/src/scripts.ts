@@ -24,28 +24,33 @@ export class Script {
 const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[${i}] then return -1 end`;
 
 /**
- * Appends a turn atomically: checks the fence, records its turn id (skipping the
- * write if it is there already), pushes its messages, stores the session key,
- * renews the TTL, and, when asked, gives the fencing lock back in the same step.
+ * Appends a turn atomically: records its turn id (a turn stored already writes
+ * nothing), checks the fence, pushes its messages, stores the session key, renews
+ * the TTL, and, when asked, gives the fencing lock back in the same step. The turn
+ * id comes before the fence: ioredis sends a command again after a reconnect, and
+ * a repeat of an append that was applied (and so released its lock) must say
+ * "stored already", never "lock lost".
  * KEYS: messages, turns, key, state, lock. ARGV: turn id, ttl seconds (0: none), key JSON, lock token, "1" to release, messages…
  * Returns 1 when appended, 0 when the turn id was stored before, -1 when the lock is not the token's.
  */
 export const APPEND = new Script(`
-${FENCE(4)}
-local stored = 0
-if redis.call('SADD', KEYS[2], ARGV[1]) == 1 then
-  for i = 6, #ARGV, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-  end
-  redis.call('SET', KEYS[3], ARGV[3])
-  local ttl = tonumber(ARGV[2])
-  if ttl > 0 then
-    for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
-  end
-  stored = 1
+local release = ARGV[5] == '1' and ARGV[4] ~= ''
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
+  if release and redis.call('GET', KEYS[5]) == ARGV[4] then redis.call('DEL', KEYS[5]) end
+  return 0
 end
-if ARGV[5] == '1' and ARGV[4] ~= '' then redis.call('DEL', KEYS[5]) end
-return stored
+${FENCE(4)}
+redis.call('SADD', KEYS[2], ARGV[1])
+for i = 6, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+redis.call('SET', KEYS[3], ARGV[3])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+if release then redis.call('DEL', KEYS[5]) end
+return 1
 `);
 
 /**

@@ -5,7 +5,7 @@ import type { Tables } from "./schema.js";
 export interface OneStatementOutcome {
   /** The session had expired: nothing was written (the caller starts it afresh in a transaction). */
   expired: boolean;
-  /** The write's lock was not its token's: nothing was written. */
+  /** The write's lock was not its token's, and the turn was not stored before: nothing was written. */
   lockLost: boolean;
   /** The turn id was new and its messages were inserted. */
   appended: boolean;
@@ -63,9 +63,11 @@ export function oneStatementAppend(
     outcome(row) {
       const expired = Number(row?.expired ?? 0) > 0;
       const passed = Number(row?.passed ?? 0) > 0;
+      // A turn stored before (by an attempt whose answer was lost) is "stored already", whatever the lock says.
+      const storedBefore = Number(row?.stored_before ?? 0) > 0;
       return {
         expired,
-        lockLost: !expired && !passed,
+        lockLost: !expired && !passed && !storedBefore,
         appended: Number(row?.inserted ?? 0) > 0,
         released: releasing && passed,
       };
@@ -115,5 +117,6 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
     FROM sess, unnest($5::text[]) WITH ORDINALITY AS p (payload, ord)
     RETURNING 1
   )
-  SELECT (SELECT n FROM gone) AS expired, (SELECT count(*) FROM ok) AS passed, (SELECT count(*) FROM msgs) AS inserted`;
+  SELECT (SELECT n FROM gone) AS expired, (SELECT count(*) FROM ok) AS passed, (SELECT count(*) FROM msgs) AS inserted,
+    (SELECT count(*) FROM ${t.turns} WHERE session_id = $1::text AND turn_id = $4::text) AS stored_before`;
 }
