@@ -198,6 +198,18 @@ const FIELDS_OF: Record<StoredMessageType, ReadonlySet<string>> = Object.fromEnt
   (Object.keys(TYPE_FIELDS) as StoredMessageType[]).map((type) => [type, new Set([...COMMON_FIELDS, ...TYPE_FIELDS[type]])]),
 ) as unknown as Record<StoredMessageType, ReadonlySet<string>>;
 
+const NULLABLE = new Set(NULLABLE_SCALARS);
+
+/** True when `data` holds only fields of `type`, none of them undefined or a null scalar: it can be a message's fields as it is. */
+function fieldsAsStored(type: StoredMessageType, data: Record<string, unknown>): boolean {
+  const allowed = FIELDS_OF[type];
+  for (const field in data) {
+    const value = data[field];
+    if (!allowed.has(field) || value === undefined || (value === null && NULLABLE.has(field))) return false;
+  }
+  return true;
+}
+
 /**
  * Decodes a stored message (an object, or the JSON text of one) into a new
  * LangChain message. The message shares nothing with `stored`.
@@ -209,12 +221,14 @@ export function decodeMessage(stored: unknown): BaseMessage {
   const own = parsed as EncodedMessage;
   const { type, data } =
     typeof own === "object" && own !== null && own.v === CODEC_VERSION && own.data && FIELDS_OF[own.type] ? own : normalize(parsed);
+  // The common case, memoria's own text: the parsed fields become the message's, with no copy.
+  if (!copy && fieldsAsStored(type, data)) return construct(type, data);
   const allowed = FIELDS_OF[type];
   const fields: Record<string, unknown> = {};
   for (const field of Object.keys(data)) {
     if (!allowed.has(field)) continue;
     const value = (data as Record<string, unknown>)[field];
-    if (value === undefined || (value === null && NULLABLE_SCALARS.includes(field))) continue;
+    if (value === undefined || (value === null && NULLABLE.has(field))) continue;
     fields[field] = copy ? cloneJson(value as JsonValue) : value;
   }
   return construct(type, fields);
