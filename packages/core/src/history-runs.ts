@@ -31,7 +31,8 @@ export function childRun<T>(
 export function ensureMessageIds(messages: readonly BaseMessage[]): void {
   for (const message of messages) {
     if (message.id != null || message.getType() !== "ai") continue;
-    const id = `run-${crypto.randomUUID()}`;
+    // One flat string: a template over randomUUID() would keep a rope of small strings (~500 bytes) per stored message.
+    const id = Buffer.from(`run-${crypto.randomUUID()}`, "latin1").toString("latin1");
     // LangChain's own way (it also records the id in lc_kwargs); a plain field where it is missing.
     const updatable = message as BaseMessage & { _updateId?: (value: string) => void };
     if (typeof updatable._updateId === "function") updatable._updateId(id);

@@ -22,6 +22,14 @@ export interface AppendOptions extends FencedWriteOptions {
    */
   turnId?: string;
   /**
+   * False when `turnId` was made up for this one call rather than given by the
+   * application (the wrapper does so when the call's config has none): it is only
+   * repeated to retry a write whose outcome was unknown, so a store that never
+   * leaves an outcome unknown (the in-memory one) need not keep it.
+   * @default true
+   */
+  keepTurnId?: boolean;
+  /**
    * With `lock`: give the lock back in the same atomic step as the write, saving a
    * round trip at the end of a turn. A store that does says so with
    * `released: true` in its result (the caller then calls `lock.markReleased()`);
@@ -193,11 +201,21 @@ const TURN_ID = /^[^\u0000-\u001f\u007f]{1,128}$/;
 /** Checks a caller's turn id, or makes a fresh one. */
 export function turnIdOf(options: AppendOptions | undefined): string {
   const turnId = options?.turnId;
-  if (turnId === undefined) return crypto.randomUUID();
+  if (turnId === undefined) return newTurnId();
   if (typeof turnId !== "string" || !TURN_ID.test(turnId)) {
     throw new MemoriaError("INVALID_ARGUMENT", "A turn id must be a string of 1 to 128 characters without control characters.");
   }
   return turnId;
+}
+
+/**
+ * A random turn id. `crypto.randomUUID()` builds its text as a rope of small
+ * strings, about 530 bytes of heap where a store keeps it (the in-memory store's
+ * and the file ledger's turn-id sets); copied out of a buffer it is one flat
+ * string of about 50.
+ */
+function newTurnId(): string {
+  return Buffer.from(crypto.randomUUID(), "latin1").toString("latin1");
 }
 
 /** Refuses an erasure with no field: `delete({})` would erase every session. */

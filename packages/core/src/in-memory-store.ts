@@ -27,8 +27,10 @@ import {
   type SessionKeyFilter,
   createKeyFilter,
   createSessionKey,
+  decodeSessionKey,
   encodeSessionKey,
   keyMatches,
+  sessionKeyId,
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
 
@@ -63,14 +65,34 @@ export interface InMemoryStoreOptions {
 /** A stored message: a frozen message shared by reads, or (`frozen: false`) codec form that a read decodes into a copy. */
 type Kept = EncodedMessage | BaseMessage;
 
+/**
+ * One session, kept small (a server may hold many): its key is not kept (the map's
+ * encoded id decodes back to it), its state map is made on the first `setState`,
+ * its turn ids sit in an exact-size array until there are enough to need a set,
+ * and `expiresAt` is 0 when it never expires (a small integer, not a boxed number).
+ */
 interface Session {
-  key: SessionKey;
   /** Private to the store: reads get the frozen objects themselves or, with `frozen: false`, copies. */
   messages: Kept[];
-  turnIds: Set<string>;
-  state: Map<string, JsonValue>;
+  turnIds: readonly string[] | Set<string>;
+  state?: Map<string, JsonValue>;
   expiresAt: number;
 }
+
+/** Past this many turn ids a session keeps them in a set (an array scan would grow with the session). */
+const TURN_ID_ARRAY_LIMIT = 16;
+
+function hasTurn(session: Session, id: string): boolean {
+  return Array.isArray(session.turnIds) ? session.turnIds.includes(id) : (session.turnIds as Set<string>).has(id);
+}
+
+function addTurn(session: Session, id: string): void {
+  const ids = session.turnIds;
+  if (!Array.isArray(ids)) (ids as Set<string>).add(id);
+  else session.turnIds = ids.length < TURN_ID_ARRAY_LIMIT ? [...ids, id] : new Set([...ids, id]);
+}
+
+const alive = (session: Session, now?: number) => session.expiresAt === 0 || session.expiresAt > (now ?? Date.now());
 
 function positiveInteger(name: string, value: number | undefined, fallback: number | undefined): number | undefined {
   if (value === undefined) return fallback;
@@ -119,33 +141,44 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   }
 
   /** A new, empty session, evicting the least recently used one past `maxSessions`. */
-  function open(key: SessionKey, id: string): Session {
-    const session: Session = { key, messages: [], turnIds: new Set(), state: new Map(), expiresAt: Infinity };
+  function open(id: string): Session {
+    const session: Session = { messages: [], turnIds: [], state: undefined, expiresAt: 0 };
     sessions.set(id, session);
+    newest = id;
     evictOverflow();
     return session;
   }
 
   function renew(session: Session): void {
-    session.expiresAt = ttlSeconds === undefined ? Infinity : Date.now() + ttlSeconds * 1000;
+    if (ttlSeconds !== undefined) session.expiresAt = Date.now() + ttlSeconds * 1000;
   }
+
+  /** The id touched last: already the most recently used, so touching it again moves nothing. */
+  let newest: string | undefined;
 
   /** The live session for a key, moved to most recently used; expired ones vanish. */
   function touch(id: string): Session | undefined {
     const session = sessions.get(id);
     if (!session) return undefined;
-    sessions.delete(id);
-    if (session.expiresAt <= Date.now()) return undefined;
-    sessions.set(id, session);
+    if (!alive(session)) {
+      sessions.delete(id);
+      return undefined;
+    }
+    if (id !== newest) {
+      sessions.delete(id);
+      sessions.set(id, session);
+      newest = id;
+    }
     return session;
   }
 
-  function live(): Session[] {
+  /** The ids of live sessions; expired ones vanish. */
+  function live(): string[] {
     const now = Date.now();
-    const result: Session[] = [];
+    const result: string[] = [];
     for (const [id, session] of sessions) {
-      if (session.expiresAt <= now) sessions.delete(id);
-      else result.push(session);
+      if (!alive(session, now)) sessions.delete(id);
+      else result.push(id);
     }
     return result;
   }
@@ -156,7 +189,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
       ensureOpen();
-      const id = encodeSessionKey(createSessionKey(key));
+      const id = sessionKeyId(key);
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
       return give(messages, last === undefined ? 0 : Math.max(0, messages.length - last));
@@ -170,17 +203,18 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const id = encodeSessionKey(sessionKey);
       leases.check(id, sessionKey, appendOptions);
       const existing = touch(id);
-      if (existing?.turnIds.has(turnId)) return { appended: false };
-      const session = existing ?? open(sessionKey, id);
+      if (existing && hasTurn(existing, turnId)) return { appended: false };
+      const session = existing ?? open(id);
       session.messages.push(...encoded.map(keep));
-      session.turnIds.add(turnId);
+      // A turn id made up for this one call is repeated only after an unknown outcome, which this store never has.
+      if (appendOptions?.keepTurnId !== false) addTurn(session, turnId);
       renew(session);
       return { appended: true };
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
       ensureOpen();
-      const value = touch(encodeSessionKey(createSessionKey(key)))?.state.get(stateName(name));
+      const value = touch(sessionKeyId(key))?.state?.get(stateName(name));
       return value === undefined ? undefined : cloneJson(value);
     },
 
@@ -191,7 +225,8 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const checkedName = stateName(name);
       const id = encodeSessionKey(sessionKey);
       leases.check(id, sessionKey, writeOptions);
-      const session = touch(id) ?? open(sessionKey, id);
+      const session = touch(id) ?? open(id);
+      session.state ??= new Map();
       session.state.set(checkedName, checked);
       renew(session);
     },
@@ -212,8 +247,8 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
     async count(key: SessionKey): Promise<number> {
       ensureOpen();
-      const session = sessions.get(encodeSessionKey(createSessionKey(key)));
-      return session && session.expiresAt > Date.now() ? session.messages.length : 0;
+      const session = sessions.get(sessionKeyId(key));
+      return session && alive(session) ? session.messages.length : 0;
     },
 
     async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
@@ -222,12 +257,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const limit = listLimit(listOptions);
       const cursor = listOptions?.cursor;
       const ids = live()
-        .filter((session) => keyMatches(session.key, match))
-        .map((session) => encodeSessionKey(session.key))
-        .filter((id) => cursor === undefined || id > cursor)
+        .filter((id) => (cursor === undefined || id > cursor) && keyMatches(decodeSessionKey(id), match))
         .sort();
       const page = ids.slice(0, limit);
-      const sessionsOut = page.map((id) => (sessions.get(id) as Session).key);
+      const sessionsOut = page.map((id) => decodeSessionKey(id));
       return ids.length > limit ? { sessions: sessionsOut, cursor: page[page.length - 1] } : { sessions: sessionsOut };
     },
 
@@ -236,9 +269,8 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const match = createKeyFilter(filter);
       requireFilterField(match);
       let deleted = 0;
-      for (const session of live()) {
-        if (keyMatches(session.key, match)) {
-          const id = encodeSessionKey(session.key);
+      for (const id of live()) {
+        if (keyMatches(decodeSessionKey(id), match)) {
           sessions.delete(id);
           leases.drop(id);
           deleted++;
@@ -267,9 +299,9 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
   function evictOverflow(): void {
     while (sessions.size > maxSessions) {
-      const [oldestId, oldest] = sessions.entries().next().value as [string, Session];
+      const oldestId = sessions.keys().next().value as string;
       sessions.delete(oldestId);
-      options.onEvict?.(oldest.key);
+      options.onEvict?.(decodeSessionKey(oldestId));
     }
   }
 

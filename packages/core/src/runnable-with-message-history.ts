@@ -262,7 +262,8 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
         childRun(inner, "loadHistory", sessionKey, input, load),
       );
       const runnableInput = withHistory(input, history, inputMessages, this);
-      return new Turn(this, backend, sessionKey, turnId, config, inputMessages, runnableInput, history, release, runManager);
+      const turnIdGiven = config.configurable?.turnId !== undefined;
+      return new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, history, release, runManager);
     } catch (error) {
       await release();
       throw error;

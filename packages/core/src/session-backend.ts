@@ -17,9 +17,10 @@ export interface Backend {
   /**
    * Stores the turn atomically; false when its turn id was stored before (nothing
    * written). `last`: nothing else is written under the turn's lock after this, so
-   * a store may give the lock back in the same step.
+   * a store may give the lock back in the same step. `keepTurnId`: false when the
+   * turn id was made up for this call (see `AppendOptions.keepTurnId`).
    */
-  save(messages: BaseMessage[], turnId: string, last?: boolean): Promise<boolean>;
+  save(messages: BaseMessage[], turnId: string, options?: { last?: boolean; keepTurnId?: boolean }): Promise<boolean>;
   lock?(options: LockOptions): Promise<TurnLock>;
   trim?(oldest: number): Promise<number>;
   /** The same session, with every write fenced by `lock`: refused once the lock is lost. */
@@ -36,8 +37,9 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
     read: (options) => store.read(key, options),
     count: () => store.count(key),
     state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
-    save: async (messages, turnId, last) => {
-      const result = await store.append(key, messages, { turnId, lock, release: last === true && lock !== undefined });
+    save: async (messages, turnId, options) => {
+      const release = options?.last === true && lock !== undefined;
+      const result = await store.append(key, messages, { turnId, lock, release, keepTurnId: options?.keepTurnId });
       if (result.released) lock?.markReleased?.();
       return result.appended;
     },

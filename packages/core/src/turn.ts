@@ -59,6 +59,8 @@ export class Turn {
     private readonly backend: Backend,
     readonly sessionKey: SessionKey,
     readonly turnId: string,
+    /** The application gave the turn id (`configurable.turnId`); otherwise it was made up for this call. */
+    private readonly turnIdGiven: boolean,
     private readonly config: RunnableConfig,
     readonly inputMessages: BaseMessage[],
     readonly runnableInput: unknown,
@@ -92,7 +94,7 @@ export class Turn {
         this.sessionKey,
         { messages: messages.length, turnId: this.turnId },
         // Without an afterSave, nothing is written under the lock after this: the store may release it with the write.
-        () => this.backend.save(messages, this.turnId, this.owner.memory.afterSave === undefined),
+        () => this.backend.save(messages, this.turnId, { last: this.owner.memory.afterSave === undefined, keepTurnId: this.turnIdGiven }),
         { memoria_messages: messages.length, memoria_turn_id: this.turnId },
       );
     } catch (cause) {
