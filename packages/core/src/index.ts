@@ -24,6 +24,7 @@ export {
   encodeSessionKey,
   keyMatches,
   sessionKeyFromConfig,
+  sessionKeyId,
   validateSessionFields,
 } from "./session-key.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";

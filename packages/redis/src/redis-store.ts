@@ -29,6 +29,7 @@ import {
   lockTimes,
   pollForLock,
   readWindow,
+  sessionKeyId,
   requireFilterField,
   stateName,
   stateValue,
@@ -173,7 +174,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      const { messages } = layout.session(encodeSessionKey(createSessionKey(key)));
+      const { messages } = layout.session(sessionKeyId(key));
       const last = readWindow(readOptions);
       if (last === 0) return [];
       const items = await guarded((r) => (last === undefined ? r.lrange(messages, 0, -1) : r.lrange(messages, -last, -1)));

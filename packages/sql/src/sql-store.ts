@@ -23,6 +23,7 @@ import {
   encodeSessionKey,
   listLimit,
   readWindow,
+  sessionKeyId,
   requireFilterField,
   stateName,
   stateValue,
@@ -102,7 +103,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     ready,
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      const id = encodeSessionKey(createSessionKey(key));
+      const id = sessionKeyId(key);
       const last = readWindow(readOptions);
       await ready();
       if (last === 0) return [];
