@@ -15,6 +15,7 @@ import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { type BareEngine, bareFile, bareMemory, barePostgres, bareRedis, bareSqlite } from "./bare-engines.js";
 
 /** A model that costs nothing, so a turn measures the memory layer. */
 export const trivialModel = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`ok ${messages.length}`));
@@ -38,6 +39,8 @@ export interface Side {
   maxSeed?: number;
   /** One turn through the system's RunnableWithMessageHistory with a prompt of the last 20 messages (memoria) or the whole history (LangChain, which cannot window its reads). */
   turn(sessionId: string): Promise<void>;
+  /** One turn with the default strategy, which reads the whole history (memoria's default; LangChain's only one). */
+  turnWhole(sessionId: string): Promise<void>;
   /** The last 20 messages of the session. */
   readLast20(sessionId: string): Promise<BaseMessage[]>;
   /** The session's messages, in order. */
@@ -54,12 +57,15 @@ export interface StoreKind {
   memoria: Side;
   /** LangChain.js's history for the same backend, where it has one. */
   langchain?: Side;
+  /** The bare engine: the ceiling of each row. */
+  bare?: BareEngine;
 }
 
 /** `turnSize`: messages per seeded append; the file store is seeded in real two-message turns (one line each). */
 export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore; turnSize?: number } = {}): Side {
   const last20: MemoryStrategy = windowMemory({ k: 10 });
   const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store, memory: last20 });
+  const wholeChain = new RunnableWithMessageHistory({ runnable: trivialModel, store });
   const seedStore = seeding.store ?? store;
   const batch = seeding.turnSize ?? BATCH;
   return {
@@ -68,6 +74,9 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
     },
     async turn(sessionId) {
       await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
+    },
+    async turnWhole(sessionId) {
+      await wholeChain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
     },
     readLast20: (sessionId) => store.read({ sessionId }, { last: 20 }),
     readAll: (sessionId) => store.read({ sessionId }),
@@ -78,11 +87,13 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
 
 function langchainSide(history: (sessionId: string) => BaseChatMessageHistory, seed: Side["seed"], close: () => Promise<void>): Side {
   const chain = new LangChainWrapper({ runnable: trivialModel, getMessageHistory: history });
+  const turn = async (sessionId: string) => {
+    await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
+  };
   return {
     seed,
-    async turn(sessionId) {
-      await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
-    },
+    turn,
+    turnWhole: turn,
     // LangChain's histories can only read everything; a window is a slice of it.
     readLast20: async (sessionId) => (await history(sessionId).getMessages()).slice(-20),
     readAll: (sessionId) => history(sessionId).getMessages(),
@@ -104,6 +115,7 @@ export function memoryKind(): StoreKind {
   return {
     name: "in-memory",
     memoria: memoriaSide(createInMemoryStore({ maxSessions: 1_000_000 })),
+    bare: bareMemory(),
     langchain: langchainSide(
       history,
       async (sessionId, count) => {
@@ -134,6 +146,7 @@ export function fileKind(): StoreKind {
     }),
     // Seeding goes through addMessage, one full-file rewrite per message: past 1,000 it takes too long.
     langchain: { ...side, maxSeed: 1_000 },
+    bare: bareFile(dir),
   };
 }
 
@@ -150,7 +163,7 @@ export function mongoKind(url: string, realServer: boolean): StoreKind {
 export function sqliteKind(): StoreKind {
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-"));
   // LangChain.js has no SQLite chat history; the ceiling (W6) is a bare better-sqlite3 loop.
-  return { name: "sqlite", memoria: memoriaSide(createSqliteStore({ path: join(dir, "bench.db") })) };
+  return { name: "sqlite", memoria: memoriaSide(createSqliteStore({ path: join(dir, "bench.db") })), bare: bareSqlite(dir) };
 }
 
 export async function postgresKind(url: string): Promise<StoreKind> {
@@ -164,6 +177,7 @@ export async function postgresKind(url: string): Promise<StoreKind> {
   return {
     name: "postgres",
     memoria: memoriaSide(createPostgresStore({ connectionString: url })),
+    bare: await barePostgres(url),
     langchain: langchainSide(
       history,
       async (sessionId, count) => {
@@ -186,6 +200,7 @@ export function redisKind(url: string): StoreKind {
   return {
     name: "redis",
     memoria: memoriaSide(createRedisStore({ url, keyPrefix: "bench:" })),
+    bare: bareRedis(url),
     langchain: langchainSide(
       history,
       async (sessionId, count) => {

@@ -10,7 +10,7 @@ import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
 import { windowMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import Database from "better-sqlite3";
-import { collectGarbage, interleave, median, timed } from "./measure.js";
+import { interleave, median, timed } from "./measure.js";
 import { type Side, type StoreKind, conversation, trivialModel } from "./systems.js";
 
 const run = promisify(execFile);
@@ -25,11 +25,14 @@ export interface Settings {
 
 export interface WrapperCost {
   workload: string;
+  /** The default: the whole history, from an in-memory store of frozen messages. */
   memoria: number;
-  /** The whole history from an in-memory store created with `frozen: true`. */
-  memoriaFrozen: number;
+  /** The whole history, from an in-memory store created with `frozen: false` (a copy per message per read). */
+  memoriaCopies: number;
   memoriaWindow: number;
   langchain: number;
+  /** The same model called by hand with the history kept in an array: what a turn costs without any wrapper. */
+  bare: number;
 }
 
 /** Per-turn milliseconds of `turns` turns spread over `sessions` sessions, in memory, with a trivial model. */
@@ -37,24 +40,19 @@ export async function wrapperCost(settings: Settings): Promise<WrapperCost[]> {
   const shapes = settings.quick ? [[1, 300], [200, 5]] : [[1, 2_000], [1_000, 5]];
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
-    const drive = (invoke: (input: BaseMessage[], config: object) => Promise<unknown>) => async () => {
+    const drive = (invoke: (input: BaseMessage[], config: { configurable: { sessionId: string } }) => Promise<unknown>) => async () => {
       for (let s = 0; s < sessions; s++) {
         for (let t = 0; t < turns; t++) await invoke([new HumanMessage("hello there")], { configurable: { sessionId: `s${s}` } });
       }
     };
+    const memoria = (options: Parameters<typeof createInMemoryStore>[0], memory?: ReturnType<typeof windowMemory>) => () => {
+      const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000, ...options }), memory });
+      return drive((i, c) => chain.invoke(i, c))();
+    };
     const contenders = {
-      memoria: () => {
-        const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000 }) });
-        return drive((i, c) => chain.invoke(i, c))();
-      },
-      memoriaFrozen: () => {
-        const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000, frozen: true }) });
-        return drive((i, c) => chain.invoke(i, c))();
-      },
-      memoriaWindow: () => {
-        const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000 }), memory: windowMemory({ k: 10 }) });
-        return drive((i, c) => chain.invoke(i, c))();
-      },
+      memoria: memoria({}),
+      memoriaCopies: memoria({ frozen: false }),
+      memoriaWindow: memoria({}, windowMemory({ k: 10 })),
       langchain: () => {
         const histories = new Map<string, InMemoryChatMessageHistory>();
         const chain = new LangChainWrapper({
@@ -66,93 +64,28 @@ export async function wrapperCost(settings: Settings): Promise<WrapperCost[]> {
         });
         return drive((i, c) => chain.invoke(i, c))();
       },
+      bare: () => {
+        const histories = new Map<string, BaseMessage[]>();
+        return drive(async (input, config) => {
+          const id = config.configurable.sessionId;
+          const history = histories.get(id) ?? (histories.set(id, []).get(id) as BaseMessage[]);
+          const output = await trivialModel.invoke([...history, ...input]);
+          history.push(...input, output);
+        })();
+      },
     };
     const samples = await interleave(contenders, settings.quick ? 2 : 5, 1);
     const perTurn = (name: keyof typeof contenders) => median(samples[name] as number[]) / (sessions * turns);
     results.push({
       workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,
       memoria: perTurn("memoria"),
-      memoriaFrozen: perTurn("memoriaFrozen"),
+      memoriaCopies: perTurn("memoriaCopies"),
       memoriaWindow: perTurn("memoriaWindow"),
       langchain: perTurn("langchain"),
+      bare: perTurn("bare"),
     });
   }
   return results;
-}
-
-// ---------- W2 / W3: latency against session length ----------
-
-export interface LengthPoint {
-  store: string;
-  size: number;
-  memoriaTurn: number;
-  langchainTurn?: number;
-  memoriaRead: number;
-  langchainRead?: number;
-}
-
-export interface Flatness {
-  store: string;
-  small: number;
-  large: number;
-  /** Turn and read medians at the largest size over those at the smallest. */
-  turn: number;
-  read: number;
-}
-
-/**
- * Turn latency (W2) and read-last-20 latency (W3) per store, at each session
- * length; then, per store, memoria's smallest and largest sessions interleaved
- * with each other only, so that flatness is measured without LangChain's
- * 100,000-message reads (their garbage, their server load) between the samples.
- */
-export async function latencyBySize(kinds: StoreKind[], settings: Settings, log: (line: string) => void): Promise<{ points: LengthPoint[]; flatness: Flatness[] }> {
-  const points: LengthPoint[] = [];
-  const flatness: Flatness[] = [];
-  for (const kind of kinds) {
-    const tags = new Map<number, string>();
-    const sizes = settings.sizes.filter((size) => size <= (kind.maxSize ?? Number.POSITIVE_INFINITY));
-    for (const size of sizes) {
-      const tag = `${size}-${crypto.randomUUID().slice(0, 8)}`;
-      tags.set(size, tag);
-      const sides: [string, Side][] = [["memoria", kind.memoria]];
-      if (kind.langchain && size <= (kind.langchain.maxSeed ?? Number.POSITIVE_INFINITY)) sides.push(["langchain", kind.langchain]);
-      for (const [, side] of sides) await side.seed(`w2-${tag}`, size);
-      for (const [, side] of sides) await side.seed(`w3-${tag}`, size);
-      // Fewer runs where LangChain must read 100,000 messages per turn.
-      const runs = size >= 100_000 ? Math.max(5, Math.round(settings.runs / 3)) : settings.runs;
-      collectGarbage(); // seeding's garbage is not the runs' business
-      const turns = await interleave(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turn(`w2-${tag}`)])), runs);
-      const reads = await interleave(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readLast20(`w3-${tag}`)])), runs);
-      const point: LengthPoint = {
-        store: kind.name,
-        size,
-        memoriaTurn: median(turns.memoria as number[]),
-        langchainTurn: turns.langchain ? median(turns.langchain) : undefined,
-        memoriaRead: median(reads.memoria as number[]),
-        langchainRead: reads.langchain ? median(reads.langchain) : undefined,
-      };
-      points.push(point);
-      log(`  ${kind.name} @ ${size.toLocaleString("en")} messages: turn ${point.memoriaTurn.toFixed(3)} ms vs ${point.langchainTurn?.toFixed(3) ?? "—"} ms; read-last-20 ${point.memoriaRead.toFixed(3)} ms vs ${point.langchainRead?.toFixed(3) ?? "—"} ms`);
-    }
-    // The smallest session whose last-20 window is full, so both reads return 20 messages.
-    const small = Math.min(...sizes.filter((size) => size >= 20));
-    const large = Math.max(...sizes);
-    const [s, l] = [tags.get(small), tags.get(large)];
-    collectGarbage();
-    const turns = await interleave({ small: () => kind.memoria.turn(`w2-${s}`), large: () => kind.memoria.turn(`w2-${l}`) }, settings.runs * 4);
-    const reads = await interleave({ small: () => kind.memoria.readLast20(`w3-${s}`), large: () => kind.memoria.readLast20(`w3-${l}`) }, settings.runs * 4);
-    const entry = {
-      store: kind.name,
-      small,
-      large,
-      turn: median(turns.large as number[]) / median(turns.small as number[]),
-      read: median(reads.large as number[]) / median(reads.small as number[]),
-    };
-    flatness.push(entry);
-    log(`  ${kind.name} alone: ${large.toLocaleString("en")} vs ${small} messages: turn ${entry.turn.toFixed(2)}×, read ${entry.read.toFixed(2)}×`);
-  }
-  return { points, flatness };
 }
 
 // ---------- W4: 50 concurrent turns on one session ----------
@@ -212,7 +145,7 @@ export async function concurrentTurns(kinds: StoreKind[]): Promise<ConcurrencyRe
   return results;
 }
 
-// ---------- W5: peak memory of 100,000 sessions × 10 messages ----------
+// ---------- W5: heap of sessions of 5 real turns ----------
 
 export interface MemoryResult {
   system: string;
@@ -221,9 +154,9 @@ export interface MemoryResult {
   bytesPerMessage: number;
 }
 
-/** Each system fills its in-memory history in a fresh process, which reports its heap after a full GC. */
+/** Each system runs its sessions' turns through its wrapper in a fresh process, which reports its heap after a full GC. */
 export async function memoryFootprint(settings: Settings): Promise<MemoryResult[]> {
-  const sessions = settings.quick ? 10_000 : 100_000;
+  const sessions = settings.quick ? 2_000 : 20_000;
   const script = join(import.meta.dirname, "memory-probe.ts");
   const results: MemoryResult[] = [];
   for (const system of ["memoria", "langchain"]) {
@@ -231,8 +164,8 @@ export async function memoryFootprint(settings: Settings): Promise<MemoryResult[
       cwd: import.meta.dirname,
       maxBuffer: 1 << 20,
     });
-    const { heapBytes } = JSON.parse(stdout.trim().split("\n").pop() as string) as { heapBytes: number };
-    results.push({ system, sessions, heapMB: heapBytes / 2 ** 20, bytesPerMessage: heapBytes / (sessions * 10) });
+    const { heapBytes, messages } = JSON.parse(stdout.trim().split("\n").pop() as string) as { heapBytes: number; messages: number };
+    results.push({ system, sessions, heapMB: heapBytes / 2 ** 20, bytesPerMessage: heapBytes / messages });
   }
   return results;
 }

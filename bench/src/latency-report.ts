@@ -1,0 +1,55 @@
+import type { Flatness, LengthPoint, RowKind } from "./latency.js";
+import { formatMs, ratio } from "./measure.js";
+import { table } from "./report.js";
+
+const SAMPLING =
+  "Each row's contenders (memoria, LangChain where it has the row, and the bare engine) run interleaved with each other only (A B C A B C …), after a full GC; no other row's work runs between a row's samples. Medians of the run count given in the header (rows that read 100,000 messages whole: fewer runs, one warm-up round).";
+
+const WHAT: Record<RowKind, string> = {
+  "turn, whole history":
+    "One turn (read, model, save) with the default strategy, which reads the whole history: memoria's default, and the only strategy LangChain's wrapper has. The ceiling is the bare engine reading the whole session (each message parsed) and appending two messages durably.",
+  "turn, last 20":
+    "One turn with `windowMemory({ k: 10 })`: memoria reads the last 20 messages. LangChain's wrapper cannot window its reads (compare with its whole-history turn above). The ceiling reads the last 20 and appends two.",
+  "read, whole history": "`store.read(key)` against LangChain's `getMessages()`; the ceiling fetches and parses every message.",
+  "read, last 20": "`store.read(key, { last: 20 })` against LangChain's `getMessages()` and a slice (it can only read everything); the ceiling fetches and parses the last 20.",
+};
+
+function rowTable(points: LengthPoint[], row: RowKind): string {
+  const rows = points.filter((p) => p.row === row);
+  const hasLangChain = rows.some((p) => p.langchain !== undefined);
+  const header = ["store", "messages", "memoria", ...(hasLangChain ? ["LangChain"] : []), "ceiling", ...(hasLangChain ? ["memoria ÷ LangChain"] : []), "memoria ÷ ceiling"];
+  return table(
+    header,
+    rows.map((p) => [
+      p.store,
+      p.size.toLocaleString("en"),
+      formatMs(p.memoria),
+      ...(hasLangChain ? [p.langchain === undefined ? "—" : formatMs(p.langchain)] : []),
+      p.ceiling === undefined ? "—" : formatMs(p.ceiling),
+      ...(hasLangChain ? [ratio(p.memoria, p.langchain)] : []),
+      ratio(p.memoria, p.ceiling),
+    ]),
+  );
+}
+
+/** The W2 and W3 sections: one table per kind of row, the flatness table and the chart. */
+export function latencySections(points: LengthPoint[], flatness: Flatness[]): string[] {
+  return [
+    `## W2: turn latency against session length\n\n${SAMPLING} PostgreSQL runs with the server's defaults (fsync and synchronous_commit on), so every commit reaches the disk; LangChain's PostgreSQL table was given an index on \`session_id\` (it creates none). LangChain's file history keeps every session of a process in one JSON file rewritten on every message; it is measured up to 1,000 messages. MongoDB runs on the wire-compatible test server (no mongod here), whose queries scan the collection, so it stops at 1,000 messages and has no ceiling; LangChain's MongoDB history cannot run there (it appends with \`$push\`). memoria's server-store turn also takes and releases the cross-process turn lock: PostgreSQL 3 statements (lock, read, one statement that appends and releases; counted in \`packages/sql/test/sql-store.test.ts\`), Redis 3 round trips (counted in \`packages/redis/test/redis-specific.test.ts\`).\n`,
+    `### Default strategy (whole history)\n\n${WHAT["turn, whole history"]}\n`,
+    rowTable(points, "turn, whole history"),
+    `\n### A window of 20\n\n${WHAT["turn, last 20"]}\n`,
+    rowTable(points, "turn, last 20"),
+    `\n## W3: reads against session length\n\n${SAMPLING}\n\n### The whole history\n\n${WHAT["read, whole history"]}\n`,
+    rowTable(points, "read, whole history"),
+    `\n### The last 20 messages\n\n${WHAT["read, last 20"]}\n`,
+    rowTable(points, "read, last 20"),
+    "\n### Flatness: memoria's largest session against its smallest, measured alone\n\nEach store's smallest and largest sessions interleaved with each other only (turns with a window of 20, and reads of the last 20); 1.00× is perfectly flat.\n",
+    table(
+      ["store", "sessions compared", "turn: largest ÷ smallest", "read last 20: largest ÷ smallest"],
+      flatness.map((f) => [f.store, `${f.large.toLocaleString("en")} vs ${f.small} messages`, `${f.turn.toFixed(2)}×`, `${f.read.toFixed(2)}×`]),
+    ),
+    "",
+    "![memoria against LangChain and against the bare engine](latency.svg)",
+  ];
+}
