@@ -18,10 +18,13 @@ import { latencyBySize } from "./latency.js";
 import { latencySections } from "./latency-report.js";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint, wrapperCost } from "./workloads.js";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
 const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7").split(",").map((w) => w.trim().toUpperCase()));
-const settings: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
+const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
+// --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
+const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
+const storeFilter = values.stores?.split(",").map((name) => name.trim());
 const log = (line: string) => console.log(line);
 const results = join(import.meta.dirname, "..", "results");
 
@@ -36,6 +39,7 @@ function version(pkg: string): string {
 
 const started = Date.now();
 const servers: (RunningServer | RunningRedis)[] = [];
+const opened: StoreKind[] = [];
 const kinds: StoreKind[] = [];
 const sections: string[] = [];
 try {
@@ -47,7 +51,8 @@ try {
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
   const mongoUrl = process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
-  kinds.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl), mongoKind(mongoUrl, Boolean(process.env.MONGODB_URL)));
+  opened.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl), mongoKind(mongoUrl, Boolean(process.env.MONGODB_URL)));
+  kinds.push(...opened.filter((kind) => !storeFilter || storeFilter.includes(kind.name)));
 
   if (only.has("W1")) {
     log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
@@ -97,7 +102,7 @@ try {
     const rows = await memoryFootprint(settings);
     const [ours, theirs] = rows;
     sections.push(
-      `## W5: heap of an in-memory store holding ${rows[0]?.sessions.toLocaleString("en")} sessions × 10 messages\n\nMeasured in a fresh process per system, after a full GC.\n`,
+      `## W5: heap of an in-memory history holding ${rows[0]?.sessions.toLocaleString("en")} sessions of 5 turns\n\nEach system runs 5 real turns per session (a question, and the model's answer) through its own RunnableWithMessageHistory over its in-memory history, in a fresh process; the heap it grew by, after a full GC, over the messages stored.\n`,
       table(
         ["system", "heap", "bytes per message"],
         rows.map((r) => [r.system, `${r.heapMB.toFixed(0)} MB`, r.bytesPerMessage.toFixed(0)]),
@@ -125,7 +130,7 @@ try {
     );
   }
 } finally {
-  await Promise.all(kinds.flatMap((k) => [k.memoria.close(), k.langchain?.close()]));
+  await Promise.all(opened.flatMap((k) => [k.memoria.close(), k.langchain?.close(), k.bare?.close()]));
   await Promise.all(servers.map((s) => s.stop()));
 }
 
@@ -140,6 +145,6 @@ const header = [
 ];
 const report = `${[...header, ...sections].join("\n")}\n`;
 // A run of some workloads only (--only) writes its own file, leaving the full run's report whole.
-const partial = values.only === undefined ? undefined : [...only].sort().join("-");
+const partial = values.only === undefined && !values.sizes && !storeFilter ? undefined : [...only].sort().join("-") + (values.sizes || storeFilter ? "-narrowed" : "");
 writeFileSync(join(results, quick ? "quick.md" : partial ? `${partial}.md` : "latest.md"), report);
 console.log(`\n${report}`);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Stats } from "node:fs";
-import { mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { type Stats, statSync } from "node:fs";
+import { mkdir, open, readFile, rename, unlink, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import {
@@ -131,14 +131,14 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   }
 
   /** The file's size, or undefined when it is missing or expired. */
+  /**
+   * The file's metadata, or undefined when it is missing or expired. A synchronous
+   * `stat`: a metadata call on a local disk takes microseconds, while a round trip
+   * through libuv's thread pool costs more than the rest of a small cached read.
+   */
   async function liveStat(file: string): Promise<Stats | undefined> {
-    try {
-      const info = await stat(file);
-      return expired(info.mtimeMs) ? undefined : info;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
+    const info = statSync(file, { throwIfNoEntry: false });
+    return info === undefined || expired(info.mtimeMs) ? undefined : info;
   }
 
   /**

@@ -105,6 +105,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
 
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
     const result = await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement"));
+    if (step.kind === "column") return result.rows.map((row) => Object.values(row)[0]);
     return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
   }
 

@@ -1,6 +1,7 @@
 /** One statement of a transaction; `?` marks parameters in every dialect. */
 export interface SqlStep {
-  kind: "all" | "run";
+  /** `all`: rows as objects; `column`: each row's first column; `run`: the number of rows changed. */
+  kind: "all" | "column" | "run";
   sql: string;
   params: readonly unknown[];
 }

@@ -85,6 +85,10 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   function query<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     return dialect.execute<T[]>({ kind: "all", sql, params });
   }
+  /** Each row's first column, from one statement outside a transaction. */
+  function column(sql: string, params: readonly unknown[]): Promise<unknown[]> {
+    return dialect.execute<unknown[]>({ kind: "column", sql, params });
+  }
   function change(sql: string, params: readonly unknown[] = []): Promise<number> {
     return dialect.execute<number>({ kind: "run", sql, params });
   }
@@ -108,19 +112,18 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await ready();
       if (last === 0) return [];
       const live = `NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`;
-      const rows =
+      const payloads =
         last === undefined
-          ? await query<{ payload: unknown }>(
-              `SELECT ${payload} AS payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`,
-              [id, id],
-            )
-          : await query<{ payload: unknown }>(
+          ? await column(`SELECT ${payload} AS payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`, [id, id])
+          : await column(
               `SELECT ${payload} AS payload FROM (
                  SELECT seq, payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq DESC LIMIT ?
                ) w ORDER BY seq`,
               [id, id, last],
             );
-      return rows.map((row) => decodeMessage(row.payload));
+      const messages: BaseMessage[] = new Array(payloads.length);
+      for (let i = 0; i < payloads.length; i++) messages[i] = decodeMessage(payloads[i]);
+      return messages;
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

@@ -15,6 +15,8 @@ export interface SqliteDatabaseLike {
 export interface SqliteStatementLike {
   run(...params: unknown[]): { changes: number };
   all(...params: unknown[]): unknown[];
+  /** better-sqlite3: rows as their first column's value (`pluck(true)`). */
+  pluck?(toggle?: boolean): SqliteStatementLike;
 }
 
 export interface SqliteStoreOptions extends SqlStoreOptions {
@@ -74,12 +76,12 @@ function createPrivately(path: string): void {
  * BEGIN IMMEDIATE to COMMIT without yielding to the event loop, so it never holds
  * the write lock while other code of this process waits on it (two connections in
  * one thread would otherwise deadlock in the busy handler). Operations of one store
- * run in order through a queue; across processes, the busy timeout orders writers.
+ * run one at a time because each runs whole when called; across processes, the busy
+ * timeout orders writers.
  */
 function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   const owned = options.database === undefined;
   let db: SqliteDatabaseLike | undefined = options.database;
-  let queue: Promise<unknown> = Promise.resolve();
   const statements = new Map<string, SqliteStatementLike>();
 
   /** The connection, opened and configured on first use. */
@@ -140,22 +142,36 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   }
 
   function execute(step: SqlStep): unknown {
+    if (step.kind === "column") return column(step.sql, step.params);
     const prepared = statement(step.sql);
     return step.kind === "all" ? prepared.all(...step.params) : prepared.run(...step.params).changes;
   }
 
-  /** Runs `body` alone on the connection, after every operation queued before it; storage failures become typed. */
+  const columns = new Map<string, { prepared: SqliteStatementLike; plucked: boolean }>();
+
+  /** The first column of each row, without building row objects where the driver can (`pluck`). */
+  function column(sql: string, params: readonly unknown[]): unknown[] {
+    let entry = columns.get(sql);
+    if (!entry) {
+      const prepared = open().prepare(sql);
+      entry = prepared.pluck ? { prepared: prepared.pluck(true), plucked: true } : { prepared, plucked: false };
+      columns.set(sql, entry);
+    }
+    const rows = entry.prepared.all(...params);
+    return entry.plucked ? rows : rows.map((row) => Object.values(row as object)[0]);
+  }
+
+  /**
+   * Runs `body` now; storage failures become typed. Every body is synchronous from
+   * start to end (better-sqlite3 is), so nothing else of this process can run on the
+   * connection in between, and no queue is needed to keep operations apart.
+   */
   function serialized<T>(body: () => T): Promise<T> {
-    const guarded = () => {
-      try {
-        return body();
-      } catch (error) {
-        throw storageError(error);
-      }
-    };
-    const result = queue.then(guarded, guarded);
-    queue = result.catch(() => undefined);
-    return result;
+    try {
+      return Promise.resolve(body());
+    } catch (error) {
+      return Promise.reject(storageError(error));
+    }
   }
 
   function transaction<T>(program: () => SqlProgram<T>): Promise<T> {
@@ -201,6 +217,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     async close() {
       await serialized(() => {
         statements.clear();
+        columns.clear();
         if (owned && db) db.close();
         db = undefined;
       });

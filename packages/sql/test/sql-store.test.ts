@@ -119,7 +119,7 @@ describe("postgres specifics", () => {
     expect(rows).toEqual([{ relpersistence: "u" }]);
     expect((await client.query(`SELECT owner FROM ${tablePrefix}locks`)).rows).toEqual([{ owner: "someone" }]);
     const k = key();
-    const lock = await store.lock(k);
+    const lock = await (store.lock as NonNullable<typeof store.lock>)(k);
     await store.append(k, [new HumanMessage("under the lock")], { lock });
     await lock.release();
     expect(await store.count(k)).toBe(1);
