@@ -140,7 +140,7 @@ const header = [
   `Run ${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s with \`pnpm bench${quick ? " --quick" : ""}\`.`,
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}, Node ${process.version}.`,
   `Versions: @langchain/core ${version("@langchain/core")}, @langchain/community ${version("@langchain/community")}, ioredis ${version("ioredis")}, pg ${version("pg")}, better-sqlite3 ${version("better-sqlite3")}; PostgreSQL and Redis as started by \`@memoria/testkit/servers\` (PostgreSQL with its defaults: fsync and synchronous_commit on; Redis with AOF and appendfsync everysec, MongoDB: the jongodb compatible server unless MONGODB_URL is set).`,
-  `Method: medians of ${settings.runs} interleaved runs (A B A B …) after 3 warm-up rounds (W2/W3 rows that read 100,000 messages whole: ${Math.max(5, Math.round(settings.runs / 3))} runs after one); each section says what runs between its samples. Ratios are memoria ÷ LangChain, or memoria ÷ the bare engine (ceiling): below 1, memoria is faster or smaller.`,
+  `Method: medians of ${settings.runs} interleaved runs (A B A B …) after warm-up rounds (W2/W3: see their sections; rows that read 100,000 messages whole: ${Math.max(5, Math.round(settings.runs / 3))} runs); each section says what runs between its samples. Ratios are memoria ÷ LangChain, or memoria ÷ the bare engine (ceiling): below 1, memoria is faster or smaller.`,
   "",
 ];
 const report = `${[...header, ...sections].join("\n")}\n`;

@@ -26,17 +26,27 @@ export function median(samples: readonly number[]): number {
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
  */
-export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup = 3): Promise<Record<string, number[]>> {
+export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-  for (let round = 0; round < warmup + runs; round++) {
-    for (const name of names) {
-      const ms = await timed(contenders[name] as () => Promise<unknown>);
-      if (round >= warmup) samples[name]?.push(ms);
-    }
+  const { rounds, ms } = typeof warmup === "number" ? { rounds: warmup, ms: 0 } : warmup;
+  const started = performance.now();
+  // Untimed rounds until both the round count and the time are reached (at least one round).
+  for (let round = 0; round < Math.max(1, rounds) || (performance.now() - started < ms && round < MAX_WARMUP_ROUNDS); round++) {
+    for (const name of names) await (contenders[name] as () => Promise<unknown>)();
+  }
+  for (let round = 0; round < runs; round++) {
+    for (const name of names) samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
   }
   return samples;
 }
+
+/** Warm-up before sampling: at least `rounds` rounds, and more until `ms` have passed (up to 2,000 rounds). */
+export interface Warmup {
+  rounds: number;
+  ms: number;
+}
+const MAX_WARMUP_ROUNDS = 2_000;
 
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms)) return "—";

@@ -67,6 +67,25 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       expect((await store().list(fresh)).sessions).toEqual([]);
     });
 
+    it("an append with release: true stores the turn, and a store that says released has freed the lock at once", async () => {
+      const key = randomKey();
+      const held = await lockOf(store())(key, { ttlMs: 10_000 });
+      const result = await store().append(key, numbered(2), { lock: held, release: true, turnId: "released-turn" });
+      expect(result.appended).toBe(true);
+      if (result.released) {
+        held.markReleased?.();
+        // Free now, not when the lease runs out: a second holder takes it without waiting.
+        const next = await lockOf(store())(key, { ttlMs: 10_000, waitMs: 0 });
+        await next.release();
+      } else {
+        await held.release();
+      }
+      expect(await store().count(key)).toBe(2);
+      // The turn id was kept with the write: a retry of the same turn stores nothing.
+      expect((await store().append(key, numbered(2), { turnId: "released-turn" })).appended).toBe(false);
+      expect(await store().count(key)).toBe(2);
+    });
+
     it("fences off a lock's holder once its session is erased by delete or clear", async () => {
       const userId = `u-${crypto.randomUUID()}`;
       const key = { userId, conversationId: "c1" };
