@@ -1,16 +1,17 @@
 /**
- * The ceiling of each row: the bare engine doing the same work with the simplest
+ * The ceiling of each row: the bare engine giving the same result with the simplest
  * layout and no memory layer. Messages are kept as the same JSON text memoria
- * stores, and every read parses each one (`JSON.parse`), so a read's ceiling is
- * "fetch and parse"; what memoria adds on top is building LangChain messages and
- * everything else it does. A turn is the read plus a durable append of two
- * messages, made the way each engine makes one (a Redis `RPUSH`, one PostgreSQL
- * `INSERT` committed, one SQLite transaction with synchronous=FULL, one file
- * `write` and `fsync`, an array `push`).
+ * stores; a read fetches them, parses each (`JSON.parse`) and turns them into
+ * LangChain messages with LangChain's own `mapStoredMessagesToChatMessages`, since a
+ * history read's result is LangChain messages. A turn is that read plus a durable
+ * append of two messages, made the way each engine makes one (a Redis `RPUSH`, one
+ * PostgreSQL `INSERT` committed, one SQLite transaction with synchronous=FULL, one
+ * file `write` and `fsync`, an array `push`).
  */
 import { mkdirSync } from "node:fs";
 import { appendFile, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { type BaseMessage, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import { serializeMessage } from "@memoria/core";
 import Database from "better-sqlite3";
 import { Redis } from "ioredis";
@@ -19,8 +20,8 @@ import { conversation } from "./systems.js";
 
 export interface BareEngine {
   seed(sessionId: string, count: number): Promise<void>;
-  /** The last `last` messages (all when undefined), each parsed. */
-  read(sessionId: string, last?: number): Promise<unknown[]>;
+  /** The last `last` messages (all when undefined), as LangChain messages. */
+  read(sessionId: string, last?: number): Promise<BaseMessage[]>;
   /** A read, then a durable append of two messages. */
   turn(sessionId: string, last?: number): Promise<void>;
   close(): Promise<void>;
@@ -28,7 +29,8 @@ export interface BareEngine {
 
 const texts = (count: number, from = 0) => conversation(count, from).map((message) => serializeMessage(message));
 const pair = texts(2, 1_000_000_000);
-const parseAll = (items: string[]) => items.map((item) => JSON.parse(item));
+/** Stored texts as LangChain messages: parsed, then LangChain's own conversion. */
+const parseAll = (items: string[]): BaseMessage[] => mapStoredMessagesToChatMessages(items.map((item) => JSON.parse(item)));
 const BATCH = 5_000;
 
 /** Turns a bare read and a bare append into a bare engine. */
@@ -46,8 +48,8 @@ function engine(parts: { seed: BareEngine["seed"]; read: BareEngine["read"]; app
 
 /** An array per session: a read is a slice (the objects themselves, as LangChain's history gives them). */
 export function bareMemory(): BareEngine {
-  const sessions = new Map<string, unknown[]>();
-  const of = (id: string) => sessions.get(id) ?? (sessions.set(id, []).get(id) as unknown[]);
+  const sessions = new Map<string, BaseMessage[]>();
+  const of = (id: string) => sessions.get(id) ?? (sessions.set(id, []).get(id) as BaseMessage[]);
   return engine({
     seed: async (id, count) => void of(id).push(...parseAll(texts(count))),
     read: async (id, last) => (last === undefined ? of(id).slice() : of(id).slice(-last)),
@@ -92,7 +94,7 @@ export async function barePostgres(url: string): Promise<BareEngine> {
               "SELECT payload FROM (SELECT seq, payload::text AS payload FROM bare_messages WHERE session_id = $1 ORDER BY seq DESC LIMIT $2) w ORDER BY seq",
               [id, last],
             );
-      return rows.map((row) => JSON.parse(row.payload));
+      return parseAll(rows.map((row) => row.payload));
     },
     append,
     close: () => pool.end(),

@@ -155,7 +155,8 @@ export function withHistory(input: unknown, history: BaseMessage[], inputMessage
     }
     return { ...input, [keys.historyMessagesKey]: history };
   }
-  const messages = [...history, ...inputMessages];
+  // concat, not a spread: it copies a long history in one block instead of through the iterator protocol.
+  const messages = history.concat(inputMessages);
   if (isDict(input) && keys.inputMessagesKey !== undefined) return { ...input, [keys.inputMessagesKey]: messages };
   return messages;
 }
