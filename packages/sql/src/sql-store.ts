@@ -111,16 +111,14 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const last = readWindow(readOptions);
       await ready();
       if (last === 0) return [];
-      const live = `NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`;
+      // Through the session row: its expiry is checked once, not once per message (a
+      // subquery on the clock was re-evaluated for every row, doubling SQLite's fetch).
+      const owned = `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id WHERE s.id = ? AND ${alive("s.expires_at")}`;
+      const mPayload = dialect.jsonText("m.payload");
       const payloads =
         last === undefined
-          ? await column(`SELECT ${payload} AS payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq`, [id, id])
-          : await column(
-              `SELECT ${payload} AS payload FROM (
-                 SELECT seq, payload FROM ${t.messages} WHERE session_id = ? AND ${live} ORDER BY seq DESC LIMIT ?
-               ) w ORDER BY seq`,
-              [id, id, last],
-            );
+          ? await column(`SELECT ${mPayload} AS payload FROM ${owned} ORDER BY m.seq`, [id])
+          : await column(`SELECT ${payload} AS payload FROM (SELECT m.seq, m.payload FROM ${owned} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`, [id, last]);
       const messages: BaseMessage[] = new Array(payloads.length);
       for (let i = 0; i < payloads.length; i++) messages[i] = decodeMessage(payloads[i]);
       return messages;
