@@ -1,6 +1,7 @@
 import type { Callbacks } from "@langchain/core/callbacks/manager";
 import type { BaseMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
+import { randomId } from "./random-id.js";
 import type { SessionKey } from "./session-key.js";
 
 /**
@@ -31,8 +32,7 @@ export function childRun<T>(
 export function ensureMessageIds(messages: readonly BaseMessage[]): void {
   for (const message of messages) {
     if (message.id != null || message.getType() !== "ai") continue;
-    // One flat string: a template over randomUUID() would keep a rope of small strings (~500 bytes) per stored message.
-    const id = Buffer.from(`run-${crypto.randomUUID()}`, "latin1").toString("latin1");
+    const id = randomId("run-");
     // LangChain's own way (it also records the id in lc_kwargs); a plain field where it is missing.
     const updatable = message as BaseMessage & { _updateId?: (value: string) => void };
     if (typeof updatable._updateId === "function") updatable._updateId(id);

@@ -1,6 +1,7 @@
 import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
 import { MemoriaError } from "./errors.js";
+import { randomId } from "./random-id.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 
@@ -201,21 +202,11 @@ const TURN_ID = /^[^\u0000-\u001f\u007f]{1,128}$/;
 /** Checks a caller's turn id, or makes a fresh one. */
 export function turnIdOf(options: AppendOptions | undefined): string {
   const turnId = options?.turnId;
-  if (turnId === undefined) return newTurnId();
+  if (turnId === undefined) return randomId();
   if (typeof turnId !== "string" || !TURN_ID.test(turnId)) {
     throw new MemoriaError("INVALID_ARGUMENT", "A turn id must be a string of 1 to 128 characters without control characters.");
   }
   return turnId;
-}
-
-/**
- * A random turn id. `crypto.randomUUID()` builds its text as a rope of small
- * strings, about 530 bytes of heap where a store keeps it (the in-memory store's
- * and the file ledger's turn-id sets); copied out of a buffer it is one flat
- * string of about 50.
- */
-function newTurnId(): string {
-  return Buffer.from(crypto.randomUUID(), "latin1").toString("latin1");
 }
 
 /** Refuses an erasure with no field: `delete({})` would erase every session. */

@@ -42,6 +42,17 @@ describe("in-memory store", () => {
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
   });
 
+  it("keeps a given turn id, and not one made up for a single call (keepTurnId: false)", async () => {
+    const store = createInMemoryStore();
+    const key = { sessionId: "ids" };
+    expect((await store.append(key, [new HumanMessage("a")], { turnId: "given" })).appended).toBe(true);
+    expect((await store.append(key, [new HumanMessage("a again")], { turnId: "given" })).appended).toBe(false);
+    // A one-off id is only repeated after an unknown outcome, which this store never has: it is not kept.
+    expect((await store.append(key, [new HumanMessage("b")], { turnId: "one-off", keepTurnId: false })).appended).toBe(true);
+    expect((await store.append(key, [new HumanMessage("c")], { turnId: "one-off", keepTurnId: false })).appended).toBe(true);
+    expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c"]);
+  });
+
   it("with frozen messages (the default), serves a prompt + model chain turn after turn", async () => {
     const prompt = ChatPromptTemplate.fromMessages([["system", "Be brief."], new MessagesPlaceholder("history"), ["human", "{question}"]]);
     const store = createInMemoryStore();

@@ -65,6 +65,21 @@ describe("file store", () => {
     expect(transcript(await reader.read(key, { last: 1 }))).toEqual(["ai: third"]);
   });
 
+  it("reads an unchanged file from its tail cache: bytes changed in place, at the same size, are not read again", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory });
+    const key = { sessionId: "cached" };
+    await store.append(key, [new HumanMessage("first"), new AIMessage("reply")]);
+    expect(transcript(await store.read(key))).toEqual(["human: first", "ai: reply"]);
+    const [file] = files(directory).map((f) => join(directory, f));
+    // Same inode, same size, other bytes (writeFileSync truncates and rewrites in place):
+    // a cached read does not open the file, so it still gives what memoria wrote.
+    writeFileSync(file as string, readFileSync(file as string, "utf8").replace("first", "FIRST"));
+    expect(transcript(await store.read(key))).toEqual(["human: first", "ai: reply"]);
+    // A new store has no cache: it reads the file.
+    expect(transcript(await createFileStore({ directory }).read(key))).toEqual(["human: FIRST", "ai: reply"]);
+  });
+
   it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
     const directory = fresh();
     const store = createFileStore({ directory });
