@@ -91,8 +91,7 @@ class Lease implements TurnLock {
 
   async release(): Promise<void> {
     if (this.#released) return;
-    this.#released = true;
-    clearInterval(this.#timer);
+    this.markReleased();
     await this.lock.release().catch(() => undefined); // a lock that cannot be released expires with its lease
   }
 }

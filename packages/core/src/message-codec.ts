@@ -157,7 +157,7 @@ const TYPE_ALIASES: Record<string, StoredMessageType> = {
 };
 
 /** Scalar fields that older writers (LangChain Python among them) store as null. */
-const NULLABLE_SCALARS = ["id", "name", "tool_call_id", "role", "status"];
+const NULLABLE = new Set(["id", "name", "tool_call_id", "role", "status"]);
 
 function corrupt(reason: string): MemoriaError {
   return new MemoriaError("CORRUPT_DATA", `Cannot read a stored message: ${reason}.`);
@@ -197,8 +197,6 @@ function normalize(stored: unknown): { type: StoredMessageType; data: Record<str
 const FIELDS_OF: Record<StoredMessageType, ReadonlySet<string>> = Object.fromEntries(
   (Object.keys(TYPE_FIELDS) as StoredMessageType[]).map((type) => [type, new Set([...COMMON_FIELDS, ...TYPE_FIELDS[type]])]),
 ) as unknown as Record<StoredMessageType, ReadonlySet<string>>;
-
-const NULLABLE = new Set(NULLABLE_SCALARS);
 
 /** True when `data` holds only fields of `type`, none of them undefined or a null scalar: it can be a message's fields as it is. */
 function fieldsAsStored(type: StoredMessageType, data: Record<string, unknown>): boolean {

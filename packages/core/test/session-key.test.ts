@@ -8,6 +8,7 @@ import {
   encodeSessionKey,
   keyMatches,
   sessionKeyFromConfig,
+  sessionKeyId,
   validateSessionFields,
 } from "../src/index.js";
 
@@ -85,5 +86,26 @@ describe("session keys", () => {
     expect(keyMatches(key, createKeyFilter({ userId: "u2" }))).toBe(false);
     expect(keyMatches(key, createKeyFilter({}))).toBe(true);
     expect(() => createKeyFilter({ userId: 5 } as never)).toThrow(InvalidSessionKeyError);
+  });
+
+  it("sessionKeyId gives what encodeSessionKey(createSessionKey(…)) gives, and refuses what it refuses, with the same error", () => {
+    const values = ["plain-id_1.x", "../../etc/passwd", "with space", "__proto__", "%2e%2e", "ÄÖÜ-日本-🎉", "x".repeat(256)];
+    const records: Record<string, unknown>[] = [
+      ...values.map((value) => ({ sessionId: value })),
+      { userId: "u", conversationId: "c/1" },
+      createSessionKey({ sessionId: "already validated" }),
+    ];
+    for (const record of records) expect(sessionKeyId(record)).toBe(encodeSessionKey(createSessionKey(record)));
+    const invalid: unknown[] = [{ sessionId: "" }, { sessionId: "line\nbreak" }, { sessionId: "x".repeat(257) }, { sessionId: 42 }, { sessionId: "\ud800" }, { "bad-field": "v" }, { constructor: "v" }, {}, null, ["a"]];
+    for (const record of invalid) {
+      let slow: unknown;
+      try {
+        encodeSessionKey(createSessionKey(record as Record<string, unknown>));
+      } catch (error) {
+        slow = error;
+      }
+      expect(slow, JSON.stringify(record)).toBeInstanceOf(InvalidSessionKeyError);
+      expect(() => sessionKeyId(record as Record<string, unknown>)).toThrow((slow as Error).message);
+    }
   });
 });

@@ -77,6 +77,19 @@ describe("redis key safety", () => {
 });
 
 describe("redis turn cost", () => {
+  it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
+    const store = createRedisStore({ url });
+    const key = { sessionId: crypto.randomUUID() };
+    const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
+    expect(await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).toEqual({ appended: true, released: true });
+    // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
+    expect((await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).appended).toBe(false);
+    // A new turn under the released lock is still refused, writing nothing.
+    await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    expect(await store.count(key)).toBe(2);
+    await store.close();
+  });
+
   it("a turn costs the same 3 round trips at 10 and at 2,000 stored messages, the lock included", async () => {
     const { client, sent } = countingClient();
     const store = createRedisStore({ client });

@@ -166,7 +166,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
    * start to end (better-sqlite3 is), so nothing else of this process can run on the
    * connection in between, and no queue is needed to keep operations apart.
    */
-  function serialized<T>(body: () => T): Promise<T> {
+  function typed<T>(body: () => T): Promise<T> {
     try {
       return Promise.resolve(body());
     } catch (error) {
@@ -175,7 +175,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   }
 
   function transaction<T>(program: () => SqlProgram<T>): Promise<T> {
-    return serialized(() => {
+    return typed(() => {
       statement("BEGIN IMMEDIATE").run();
       try {
         const value = driveSync(program(), execute);
@@ -207,15 +207,15 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>
-      serialized(() => {
+      typed(() => {
         open().pragma("wal_checkpoint(TRUNCATE)");
         open().pragma(`${LOCK_SCHEMA}.wal_checkpoint(TRUNCATE)`);
       }),
-    execute: <T>(step: SqlStep) => serialized(() => execute(step) as T),
+    execute: <T>(step: SqlStep) => typed(() => execute(step) as T),
     transaction,
     exclusive: transaction,
     async close() {
-      await serialized(() => {
+      await typed(() => {
         statements.clear();
         columns.clear();
         if (owned && db) db.close();

@@ -5,6 +5,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
 import { freePort } from "@memoria/testkit/servers";
+import { numbered } from "@memoria/testkit";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -105,6 +106,19 @@ describe("postgres specifics", () => {
     expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
     await client.end();
     await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
+    const store = createPostgresStore({ connectionString });
+    const key = { sessionId: crypto.randomUUID() };
+    const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
+    expect(await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).toEqual({ appended: true, released: true });
+    // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
+    expect((await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).appended).toBe(false);
+    // A new turn under the released lock is still refused, writing nothing.
+    await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    expect(await store.count(key)).toBe(2);
+    await store.close();
   });
 
   it("keeps lock rows in an unlogged table, converting one an older version created logged", async () => {
