@@ -4,6 +4,7 @@ import { MemoriaError } from "./errors.js";
 import { randomId } from "./random-id.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
+import type { InfoPage, InfoPatch, SessionInfo } from "./session-info.js";
 
 export interface ReadOptions {
   /**
@@ -158,6 +159,11 @@ export interface HistoryStore {
   getState(key: SessionKey, name: string): Promise<JsonValue | undefined>;
   /** Stores (replaces) a state value; a session with state but no messages exists, with a count of 0. */
   setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void>;
+  /**
+   * Every state value of the session by name (empty when none): what export and
+   * migration copy. Optional for third-party stores; every memoria store has it.
+   */
+  getAllState?(key: SessionKey): Promise<Record<string, JsonValue>>;
   /** The session as a LangChain `BaseListChatMessageHistory`. */
   history(key: SessionKey): BaseListChatMessageHistory;
   /**
@@ -167,6 +173,25 @@ export interface HistoryStore {
    * compact.
    */
   trim?(key: SessionKey, options: { oldest: number }): Promise<number>;
+  /**
+   * The session's creation and last-activity times, message count, title and
+   * metadata; undefined when there is no such session. Optional, like the two
+   * below: every memoria store has them; a store without them cannot be browsed
+   * by recency (`memoria sessions` falls back to `list`).
+   */
+  info?(key: SessionKey): Promise<SessionInfo | undefined>;
+  /**
+   * Sets or removes the session's title and metadata (see {@link InfoPatch}),
+   * creating the session, with no messages, if it does not exist. It does not
+   * count as activity.
+   */
+  setInfo?(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void>;
+  /**
+   * Sessions whose key matches every field of `filter`, newest activity first, with
+   * their info, a page at a time. Server stores answer from an index on activity,
+   * without reading every session.
+   */
+  recent?(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage>;
   /** Takes the cross-process turn lock of a session, where the store has one. */
   lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
   /** Releases connections. Safe to call twice. */
@@ -243,6 +268,13 @@ export function stateValue(value: unknown): JsonValue {
     if (error instanceof NotJsonError) throw new MemoriaError("INVALID_ARGUMENT", `A state value must be JSON: ${error.message}.`);
     throw error;
   }
+}
+
+/** An object of state values by name, built so that a name like `__proto__` stays an ordinary entry. */
+export function namedValues(entries: Iterable<readonly [string, JsonValue]>): Record<string, JsonValue> {
+  const out: Record<string, JsonValue> = {};
+  for (const [name, value] of entries) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  return out;
 }
 
 /** Checks `trim` options; returns how many to remove. */

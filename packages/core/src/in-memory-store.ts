@@ -1,5 +1,4 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { MemoriaError } from "./errors.js";
 import {
   type AppendOptions,
   type AppendResult,
@@ -14,6 +13,7 @@ import {
   listLimit,
   readWindow,
   requireFilterField,
+  namedValues,
   stateName,
   stateValue,
   trimCount,
@@ -33,6 +33,18 @@ import {
   sessionKeyId,
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
+import { type Kept, type Session, addTurn, alive, deepFreeze, hasTurn, positiveInteger } from "./in-memory-session.js";
+import {
+  type InfoPage,
+  type InfoPatch,
+  type SessionInfo,
+  afterCursor,
+  byRecent,
+  checkInfoPatch,
+  parseRecentCursor,
+  recentCursor,
+  sessionInfo,
+} from "./session-info.js";
 
 export interface InMemoryStoreOptions {
   /**
@@ -60,54 +72,6 @@ export interface InMemoryStoreOptions {
    * @default true
    */
   frozen?: boolean;
-}
-
-/** A stored message: a frozen message shared by reads, or (`frozen: false`) codec form that a read decodes into a copy. */
-type Kept = EncodedMessage | BaseMessage;
-
-/**
- * One session, kept small (a server may hold many): its key is not kept (the map's
- * encoded id decodes back to it), its state map is made on the first `setState`,
- * its turn ids sit in an exact-size array until there are enough to need a set,
- * and `expiresAt` is 0 when it never expires (a small integer, not a boxed number).
- */
-interface Session {
-  /** Private to the store: reads get the frozen objects themselves or, with `frozen: false`, copies. */
-  messages: Kept[];
-  turnIds: readonly string[] | Set<string>;
-  state?: Map<string, JsonValue>;
-  expiresAt: number;
-}
-
-/** Past this many turn ids a session keeps them in a set (an array scan would grow with the session). */
-const TURN_ID_ARRAY_LIMIT = 16;
-
-function hasTurn(session: Session, id: string): boolean {
-  return Array.isArray(session.turnIds) ? session.turnIds.includes(id) : (session.turnIds as Set<string>).has(id);
-}
-
-function addTurn(session: Session, id: string): void {
-  const ids = session.turnIds;
-  if (!Array.isArray(ids)) (ids as Set<string>).add(id);
-  else session.turnIds = ids.length < TURN_ID_ARRAY_LIMIT ? [...ids, id] : new Set([...ids, id]);
-}
-
-const alive = (session: Session, now?: number) => session.expiresAt === 0 || session.expiresAt > (now ?? Date.now());
-
-function positiveInteger(name: string, value: number | undefined, fallback: number | undefined): number | undefined {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new MemoriaError("INVALID_ARGUMENT", `createInMemoryStore: "${name}" must be a positive number, got ${value}.`);
-  }
-  return value;
-}
-
-/** Freezes an object and everything reachable through its own properties. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
-  return value;
 }
 
 /**
@@ -142,7 +106,8 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
   /** A new, empty session, evicting the least recently used one past `maxSessions`. */
   function open(id: string): Session {
-    const session: Session = { messages: [], turnIds: [], state: undefined, expiresAt: 0 };
+    const now = Date.now();
+    const session: Session = { messages: [], turnIds: [], state: undefined, expiresAt: 0, createdAt: now, activeAt: now };
     sessions.set(id, session);
     newest = id;
     evictOverflow();
@@ -208,6 +173,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       session.messages.push(...encoded.map(keep));
       // A turn id made up for this one call is repeated only after an unknown outcome, which this store never has.
       if (appendOptions?.keepTurnId !== false) addTurn(session, turnId);
+      session.activeAt = Date.now();
       renew(session);
       return { appended: true };
     },
@@ -216,6 +182,12 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       ensureOpen();
       const value = touch(sessionKeyId(key))?.state?.get(stateName(name));
       return value === undefined ? undefined : cloneJson(value);
+    },
+
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      ensureOpen();
+      const state = touch(sessionKeyId(key))?.state;
+      return state ? namedValues([...state].map(([name, value]) => [name, cloneJson(value)])) : {};
     },
 
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
@@ -229,6 +201,44 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       session.state ??= new Map();
       session.state.set(checkedName, checked);
       renew(session);
+    },
+
+    async info(key: SessionKey): Promise<SessionInfo | undefined> {
+      ensureOpen();
+      const id = sessionKeyId(key);
+      const session = touch(id);
+      return session && infoOf(id, session);
+    },
+
+    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      const checked = checkInfoPatch(patch);
+      const id = encodeSessionKey(sessionKey);
+      leases.check(id, sessionKey, writeOptions);
+      const session = touch(id) ?? open(id);
+      if (checked.title !== undefined) session.title = checked.title ?? undefined;
+      if (checked.metadata !== undefined) session.metadata = checked.metadata ?? undefined;
+      renew(session);
+    },
+
+    // A scan and a sort: the sessions are in this process's memory already.
+    async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
+      ensureOpen();
+      const match = createKeyFilter(filter);
+      const limit = listLimit(listOptions);
+      const after = parseRecentCursor(listOptions?.cursor);
+      const found: { id: string; lastActiveAt: number; session: Session }[] = [];
+      for (const id of live()) {
+        const session = sessions.get(id) as Session;
+        if (afterCursor(after, session.activeAt, id) && keyMatches(decodeSessionKey(id), match)) found.push({ id, lastActiveAt: session.activeAt, session });
+      }
+      found.sort(byRecent);
+      const page = found.slice(0, limit);
+      const last = page[page.length - 1];
+      const result: InfoPage = { sessions: page.map((entry) => infoOf(entry.id, entry.session)) };
+      if (found.length > limit && last) result.cursor = recentCursor(last.lastActiveAt, last.id);
+      return result;
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -296,6 +306,11 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       leases.clear();
     },
   };
+
+  function infoOf(id: string, session: Session): SessionInfo {
+    const { createdAt, activeAt, title, metadata, messages } = session;
+    return sessionInfo(decodeSessionKey(id), { createdAt, lastActiveAt: activeAt, messageCount: messages.length, title, metadata });
+  }
 
   function evictOverflow(): void {
     while (sessions.size > maxSessions) {

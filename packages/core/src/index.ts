@@ -56,6 +56,7 @@ export {
   StoreClosedError,
   type TurnLock,
   listLimit,
+  namedValues,
   readWindow,
   requireFilterField,
   stateName,
@@ -63,6 +64,20 @@ export {
   trimCount,
   turnIdOf,
 } from "./history-store.js";
+export {
+  type CheckedPatch,
+  type InfoPage,
+  type InfoPatch,
+  MAX_METADATA_BYTES,
+  MAX_TITLE_LENGTH,
+  type SessionInfo,
+  afterCursor,
+  byRecent,
+  checkInfoPatch,
+  parseRecentCursor,
+  recentCursor,
+  sessionInfo,
+} from "./session-info.js";
 export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";
 export { type InMemoryStoreOptions, createInMemoryStore } from "./in-memory-store.js";
 export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, type SessionState, wholeHistory } from "./memory-strategy.js";

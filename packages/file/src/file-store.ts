@@ -7,11 +7,14 @@ import {
   type AppendOptions,
   type AppendResult,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -20,6 +23,7 @@ import {
   type FencedWriteOptions,
   LockLostError,
   type TurnLock,
+  checkInfoPatch,
   cloneJson,
   createKeyFilter,
   createSessionKey,
@@ -28,6 +32,7 @@ import {
   encodeSessionKey,
   keyMatches,
   listLimit,
+  namedValues,
   readWindow,
   requireFilterField,
   stateName,
@@ -36,6 +41,7 @@ import {
   turnIdOf,
 } from "@memoria/core";
 import { onDisk } from "./file-errors.js";
+import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
 import { lockFile, readLock } from "./file-lock.js";
 import { type TurnLine, forEachLine, isTurn, parseLine } from "./session-file.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
@@ -194,6 +200,13 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   }
 
   const allSessions = () => liveSessions(root, expired);
+  const conversations: FileInfoContext = {
+    paths,
+    liveStat,
+    count: async (p, stats) => (await tails.read(p.file, stats, 1)).at(-1)?.n ?? 0,
+    readState,
+    allSessions,
+  };
 
   const store: FileHistoryStore = {
     name: "file",
@@ -241,6 +254,14 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       return value === undefined ? undefined : cloneJson(value);
     },
 
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      ensureOpen();
+      const p = paths(createSessionKey(key));
+      if ((await liveStat(p.file)) === undefined) return {};
+      const state = await readState(p);
+      return namedValues(Object.keys(state).filter((name) => name !== INFO_ENTRY).sort().map((name) => [name, state[name] as JsonValue]));
+    },
+
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
@@ -255,6 +276,29 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         const now = new Date();
         await utimes(p.file, now, now); // a write renews the session's TTL
       }));
+    },
+
+    async info(key: SessionKey): Promise<SessionInfo | undefined> {
+      ensureOpen();
+      return fileInfo(conversations, key);
+    },
+
+    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      const checked = checkInfoPatch(patch);
+      const p = paths(sessionKey);
+      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+        await checkFence(sessionKey, p, writeOptions);
+        const entry = await ledger.catchUp(p);
+        if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with info only: its header
+        await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), checked)));
+      }));
+    },
+
+    async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
+      ensureOpen();
+      return fileRecent(conversations, filter, listOptions);
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -288,7 +332,6 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         }
         await replaceFile(p.file, `${kept.join("\n")}\n`);
         ledger.forget(p.file);
-    tails.forget(p.file);
         tails.forget(p.file);
         return removed;
       }));
@@ -305,8 +348,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       ensureOpen();
       const p = paths(createSessionKey(key));
       const info = await liveStat(p.file);
-      if (info === undefined) return 0;
-      return (await tails.read(p.file, info, 1)).at(-1)?.n ?? 0;
+      return info === undefined ? 0 : conversations.count(p, info);
     },
 
     async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {

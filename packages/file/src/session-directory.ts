@@ -1,4 +1,4 @@
-import { readdir, stat } from "node:fs/promises";
+import { type FileHandle, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type SessionKey, createSessionKey, encodeSessionKey } from "@memoria/core";
 import { type Header, openIfExists } from "./session-file.js";
@@ -18,20 +18,33 @@ export async function* sessionFiles(root: string): AsyncGenerator<string> {
   }
 }
 
+/** A session found on disk: its key, encoded key, creation time and last write (the file's modification time). */
+export interface FoundSession {
+  key: SessionKey;
+  id: string;
+  createdAt: number;
+  lastActiveAt: number;
+}
+
+/** The header line of an open session file. */
+export async function readHeader(handle: FileHandle, size: number): Promise<Header> {
+  const head = Buffer.alloc(Math.min(size, 8_192));
+  await handle.read(head, 0, head.length, 0);
+  return JSON.parse(head.toString("utf8").split("\n")[0] ?? "") as Header;
+}
+
 /** Every live session under `root`, by the header line of its file, sorted by encoded key. */
-export async function liveSessions(root: string, expired: (mtimeMs: number) => boolean): Promise<{ key: SessionKey; id: string }[]> {
-  const found: { key: SessionKey; id: string }[] = [];
+export async function liveSessions(root: string, expired: (mtimeMs: number) => boolean): Promise<FoundSession[]> {
+  const found: FoundSession[] = [];
   for await (const file of sessionFiles(root)) {
     const handle = await openIfExists(file);
     if (!handle) continue;
     try {
       const info = await handle.stat();
       if (expired(info.mtimeMs)) continue;
-      const head = Buffer.alloc(Math.min(info.size, 8_192));
-      await handle.read(head, 0, head.length, 0);
-      const header = JSON.parse(head.toString("utf8").split("\n")[0] ?? "") as Header;
+      const header = await readHeader(handle, info.size);
       const key = createSessionKey(header.key);
-      found.push({ key, id: encodeSessionKey(key) });
+      found.push({ key, id: encodeSessionKey(key), createdAt: header.created ?? info.birthtimeMs, lastActiveAt: Math.floor(info.mtimeMs) });
     } catch {
       // a file still being created, or not ours
     } finally {

@@ -5,6 +5,8 @@ import { MemoriaError } from "@memoria/core";
 export interface Header {
   memoria: 1;
   key: Record<string, string>;
+  /** When the session was created (epoch ms); files from before conversation info lack it. */
+  created?: number;
 }
 
 /** One turn: its id, the session's message count after it, its messages (codec form). */

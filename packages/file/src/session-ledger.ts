@@ -85,7 +85,7 @@ export class Ledger {
    * keeps part of a turn that was reported as failed.
    */
   async write(key: SessionKey, p: Paths, entry: Known, text: string): Promise<void> {
-    const bytes = Buffer.from(entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key } satisfies Header)}\n${text}` : text);
+    const bytes = Buffer.from(entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key, created: Date.now() } satisfies Header)}\n${text}` : text);
     const handle = await open(p.file, "a", 0o600);
     let written = 0;
     try {

@@ -25,7 +25,16 @@ export interface SessionDoc {
    * committed to yet (made by a lock) or a cleared session: it is not listed.
    */
   e?: number | null;
+  /** Created and last active (epoch ms); null once cleared. */
+  c?: number | null;
+  a?: number | null;
+  /** Title, and metadata as JSON text. */
+  ti?: string | null;
+  md?: string | null;
 }
+
+/** What a session starting afresh (cleared, or expired) forgets besides its messages. */
+export const NO_INFO = { c: null, a: null, ti: null, md: null } as const;
 
 export interface MessageDoc {
   s: string;

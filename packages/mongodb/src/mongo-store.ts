@@ -3,11 +3,14 @@ import {
   type AppendOptions,
   type AppendResult,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -19,6 +22,7 @@ import {
   StoreUnavailableError,
   type TurnLock,
   type WriteOutcome,
+  checkInfoPatch,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -26,6 +30,7 @@ import {
   encodeSessionKey,
   listLimit,
   loadPeerDependency,
+  namedValues,
   readWindow,
   requireFilterField,
   stateName,
@@ -34,7 +39,8 @@ import {
   turnIdOf,
 } from "@memoria/core";
 import type { Db, Filter, MongoClient } from "mongodb";
-import type { MarkerDoc, MessageDoc, SessionDoc, StateDoc } from "./documents.js";
+import { infoOf, recentSessions } from "./conversations.js";
+import { type MarkerDoc, type MessageDoc, NO_INFO, type SessionDoc, type StateDoc } from "./documents.js";
 import { sessionLock } from "./session-locks.js";
 
 export interface MongoStoreOptions {
@@ -113,6 +119,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         db.collection(`${base}_messages`).createIndex({ s: 1, q: 1 }, { unique: true }),
         db.collection(`${base}_sessions`).createIndex({ kf: 1, _id: 1 }),
         db.collection(`${base}_sessions`).createIndex({ e: 1 }),
+        db.collection(`${base}_sessions`).createIndex({ a: -1, _id: 1 }),
+        db.collection(`${base}_sessions`).createIndex({ kf: 1, a: -1, _id: 1 }),
         db.collection(`${base}_turns`).createIndex({ s: 1 }),
         db.collection(`${base}_state`).createIndex({ s: 1 }),
       ]);
@@ -142,6 +150,12 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       throw unavailable(error);
     }
   }
+
+  /** The creation and activity times a write that makes a session sets, if it has none yet. */
+  const created = (doc: SessionDoc) => {
+    const now = Date.now();
+    return { c: doc.c ?? now, a: doc.a ?? now };
+  };
 
   const alive = (doc: Pick<SessionDoc, "e"> | null): boolean => !!doc && (doc.e === undefined || doc.e === null || doc.e > Date.now());
   const expiry = () => (ttlMs === undefined ? null : Date.now() + ttlMs);
@@ -208,7 +222,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
     if (doc.e === 0 && doc.n === 0 && !doc.pending) return 0; // new, or cleared (clear wiped it)
     if (!alive(doc)) {
       await wipe(c, doc._id);
-      await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null } });
+      await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, ...NO_INFO } });
+      Object.assign(doc, NO_INFO);
       return 0;
     }
     if (!doc.pending) return doc.n;
@@ -268,7 +283,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
           outcome = "unknown";
           await c.turns.insertOne({ _id: marker, s: doc._id });
           // The commit, only while this owner still holds the append lock: the turn becomes visible.
-          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry() } });
+          const now = Date.now();
+          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
           return { appended: true };
         });
       } catch (error) {
@@ -287,6 +303,16 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       });
     },
 
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      const sessionKey = createSessionKey(key);
+      return guarded(async (c) => {
+        const doc = await session(c, sessionKey);
+        if (!doc) return {};
+        const rows = await c.state.find({ s: doc._id }).sort({ _id: 1 }).toArray();
+        return namedValues(rows.map((row) => [row._id.slice(doc._id.length + 1), JSON.parse(row.v) as JsonValue]));
+      });
+    },
+
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
       stateName(name);
@@ -295,9 +321,35 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         withAppendLock(sessionKey, writeOptions, async (doc) => {
           await settle(c, doc);
           await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry() } });
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc) } });
         }),
       );
+    },
+
+    async info(key: SessionKey): Promise<SessionInfo | undefined> {
+      const sessionKey = createSessionKey(key);
+      return guarded(async (c) => {
+        const doc = await session(c, sessionKey);
+        return doc ? infoOf(doc) : undefined;
+      });
+    },
+
+    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      const checked = checkInfoPatch(patch);
+      const changes: Partial<SessionDoc> = {};
+      if (checked.title !== undefined) changes.ti = checked.title;
+      if (checked.metadata !== undefined) changes.md = checked.metadata;
+      await guarded((c) =>
+        withAppendLock(sessionKey, writeOptions, async (doc) => {
+          await settle(c, doc);
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
+        }),
+      );
+    },
+
+    async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
+      return guarded((c) => recentSessions(c.sessions, filter, listOptions));
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -323,7 +375,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         withAppendLock(sessionKey, undefined, async (doc) => {
           await wipe(c, doc._id);
           // The turn lock goes too: a turn in flight can no longer save into the cleared session.
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0, turn: null } });
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0, turn: null, ...NO_INFO } });
         }),
       );
       // e: 0 marks the session gone (not listed); its document is removed by prune or reused by the next append.

@@ -5,12 +5,15 @@ import {
   type AppendResult,
   type FencedWriteOptions,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   LockLostError,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -21,12 +24,14 @@ import {
   createSessionKey,
   encodeMessages,
   encodeSessionKey,
+  namedValues,
   requireFilterField,
   stateName,
   stateValue,
   toStoredText,
 } from "@memoria/core";
 import { type DataKey, DataKeys } from "./data-keys.js";
+import { type InfoContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
@@ -74,6 +79,7 @@ export class EncryptedStore implements HistoryStore {
   readonly #hasher?: KeyHasher;
   readonly #queue = new SessionLocks();
   readonly #opened: OpenedRecords;
+  readonly #info: InfoContext;
 
   constructor(
     readonly inner: HistoryStore,
@@ -91,6 +97,14 @@ export class EncryptedStore implements HistoryStore {
     // With hashed ids, each data key record also holds the raw key, sealed, for list().
     const rawKey = hasher && ((key: SessionKey, dataKey: DataKey) => sealRawKey(dataKey, encodeSessionKey(hasher.key(key)), key));
     this.#keys = new DataKeys(inner, this.#ring, cacheSize, rawKey);
+    // Title and metadata are sealed as one value: see encrypted-info.ts.
+    this.#info = {
+      inner,
+      keys: this.#keys,
+      stored: (key) => this.#stored(key),
+      rawKey: (stored) => (this.#hasher ? this.#rawKey(stored) : Promise.resolve(stored)),
+      underLock: (id, stored, lock, write) => this.#underLock(id, stored, lock, write),
+    };
     const plaintextCache = options.plaintextCache ?? 4_000_000;
     if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
     this.#opened = new OpenedRecords(plaintextCache);
@@ -186,6 +200,20 @@ export class EncryptedStore implements HistoryStore {
     return openState(s.key, s.id, name, sealed, await this.#keys.forRead(s.key, s.stored, dataKeyId));
   }
 
+  /** Every state value the app set, opened; memoria's own records (the data key) stay inside. */
+  async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+    const s = this.#stored(key);
+    const stored = await this.inner.getAllState!(s.stored);
+    const names = Object.keys(stored).filter((name) => !RESERVED_STATE.test(name));
+    const opened = await Promise.all(
+      names.map(async (name) => {
+        const { dataKeyId, sealed } = stateDataKeyId(s.key, stored[name] as JsonValue);
+        return [name, openState(s.key, s.id, name, sealed, await this.#keys.forRead(s.key, s.stored, dataKeyId))] as const;
+      }),
+    );
+    return namedValues(opened);
+  }
+
   async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
     const s = this.#stored(key);
     this.#stateName(name);
@@ -218,6 +246,18 @@ export class EncryptedStore implements HistoryStore {
 
   async count(key: SessionKey): Promise<number> {
     return this.inner.count(this.#stored(key).stored);
+  }
+
+  async info(key: SessionKey): Promise<SessionInfo | undefined> {
+    return sealedInfo(this.#info, key);
+  }
+
+  async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+    return setSealedInfo(this.#info, key, patch, options);
+  }
+
+  async recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
+    return recentSealed(this.#info, this.#filter(filter), options);
   }
 
   async list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage> {

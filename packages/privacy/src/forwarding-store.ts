@@ -5,10 +5,13 @@ import {
   type AppendResult,
   type FencedWriteOptions,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   type LockOptions,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -17,10 +20,11 @@ import {
   createSessionKey,
 } from "@memoria/core";
 
-/** Leaves `trim` and `lock` off a wrapper whose inner store has none, so callers that check for them still can. */
+const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState"] as const;
+
+/** Leaves the optional calls off a wrapper whose inner store has none, so callers that check for them still can. */
 export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore): void {
-  if (!inner.trim) Object.defineProperty(wrapper, "trim", { value: undefined });
-  if (!inner.lock) Object.defineProperty(wrapper, "lock", { value: undefined });
+  for (const call of OPTIONAL_CALLS) if (!inner[call]) Object.defineProperty(wrapper, call, { value: undefined });
 }
 
 /**
@@ -69,6 +73,10 @@ export class ForwardingStore implements HistoryStore {
     return this.inner.setState(key, name, value, options);
   }
 
+  async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+    return this.inner.getAllState!(key);
+  }
+
   // Left off by withoutMissingCalls where the inner store has none.
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     return this.inner.trim!(key, options);
@@ -76,6 +84,18 @@ export class ForwardingStore implements HistoryStore {
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     return this.inner.lock!(key, options);
+  }
+
+  async info(key: SessionKey): Promise<SessionInfo | undefined> {
+    return this.inner.info!(key);
+  }
+
+  async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+    return this.inner.setInfo!(key, patch, options);
+  }
+
+  async recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
+    return this.inner.recent!(filter, options);
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {

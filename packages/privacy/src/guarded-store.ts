@@ -7,11 +7,14 @@ import {
   type Authorize,
   type FencedWriteOptions,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -23,8 +26,9 @@ import {
 import { ForwardingStore } from "./forwarding-store.js";
 
 /**
- * A store that asks `authorize` before every call: `read` for reads, counts and
- * state; `append` for appends, state writes and the turn lock; `list`; `delete`
+ * A store that asks `authorize` before every call: `read` for reads, counts,
+ * state and info; `append` for appends, state and info writes and the turn lock;
+ * `list` for listing and `recent`; `delete`
  * for clear, trim and erasure by filter. A denial is a `ForbiddenError` and the
  * inner store is not called. `as(config)` gives a view whose checks carry the
  * caller's config (who is asking), e.g. one per request.
@@ -63,6 +67,11 @@ export class GuardedStore extends ForwardingStore {
     return this.inner.getState(key, name);
   }
 
+  override async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+    await this.#check(createSessionKey(key), "read");
+    return super.getAllState(key);
+  }
+
   override async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
     await this.#check(createSessionKey(key), "append");
     return this.inner.append(key, messages, options);
@@ -76,6 +85,21 @@ export class GuardedStore extends ForwardingStore {
   override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     await this.#check(createSessionKey(key), "append");
     return super.lock(key, options);
+  }
+
+  override async info(key: SessionKey): Promise<SessionInfo | undefined> {
+    await this.#check(createSessionKey(key), "read");
+    return super.info(key);
+  }
+
+  override async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+    await this.#check(createSessionKey(key), "append");
+    return super.setInfo(key, patch, options);
+  }
+
+  override async recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
+    await this.#check(createKeyFilter(filter), "list");
+    return super.recent(filter, options);
   }
 
   override async list(filter?: SessionKeyFilter, options?: ListOptions): Promise<SessionPage> {

@@ -5,9 +5,11 @@ import {
   type EncodedMessage,
   type FencedWriteOptions,
   type HistoryStore,
+  type InfoPatch,
   type JsonValue,
   MemoriaError,
   type SessionKey,
+  checkInfoPatch,
   decodeMessage,
   encodeMessages,
   stateValue,
@@ -18,7 +20,7 @@ import { type Redactor, patternRedactor } from "./redactors.js";
 export interface RedactionOptions {
   /** Masks text before it is stored. @default patternRedactor() (e-mail, card, IBAN, phone, SSN) */
   redact?: Redactor;
-  /** Also mask the string values of session state (summaries, entities, profiles). @default true */
+  /** Also mask the string values of session state (summaries, entities, profiles), and titles and metadata. @default true */
   state?: boolean;
 }
 
@@ -83,6 +85,15 @@ export class RedactingStore extends ForwardingStore {
 
   override async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
     return this.inner.setState(key, name, this.#state ? deep(stateValue(value), this.#redact) : value, options);
+  }
+
+  override async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+    if (!this.#state) return super.setInfo(key, patch, options);
+    const checked = checkInfoPatch(patch);
+    const masked: InfoPatch = {};
+    if (checked.title !== undefined) masked.title = checked.title === null ? null : this.#redact(checked.title);
+    if (checked.metadata !== undefined) masked.metadata = checked.metadata === null ? null : (deep(JSON.parse(checked.metadata), this.#redact) as InfoPatch["metadata"]);
+    return super.setInfo(key, masked, options);
   }
 }
 

@@ -12,14 +12,20 @@ import { MemoriaError, type SessionKey, encodeSessionKey } from "@memoria/core";
  *   <prefix>{<session>}:k   the session key as JSON
  *   <prefix>{<session>}:s   hash of derived state (memory strategies), name → JSON
  *   <prefix>{<session>}:l   the turn lock (owner token, with a PX expiry)
- *   <prefix>idx:{<field>=<value>}   sorted set of the sessions with that field value
+ *   <prefix>{<session>}:i   hash of conversation info: c created, a last active (epoch ms), ti title, md metadata
+ *   <prefix>idx:{<field>=<value>}   sorted set of the sessions with that field value (all scores 0: by name)
  *   <prefix>idx:{*}                 sorted set of all sessions
+ *   <prefix>rec:{<field>=<value>}   the same sessions scored by last activity (epoch ms): `recent`
+ *   <prefix>rec:{*}                 all sessions by last activity
+ * An `idx` set and its `rec` twin share a hash tag, so one script writes both.
  */
 export interface KeyLayout {
   prefix: string;
-  session(id: string): { messages: string; turns: string; key: string; state: string; lock: string };
+  session(id: string): { messages: string; turns: string; key: string; state: string; lock: string; info: string };
   /** The index sets a session belongs to: one per key field, and the global one. */
   indexes(key: SessionKey): string[];
+  /** The activity set beside an index set. */
+  recentOf(index: string): string;
   fieldIndex(field: string, value: string): string;
   allSessions: string;
 }
@@ -35,8 +41,9 @@ export function keyLayout(prefix: string): KeyLayout {
     prefix,
     session(id) {
       const base = `${prefix}{${id}}`;
-      return { messages: `${base}:m`, turns: `${base}:t`, key: `${base}:k`, state: `${base}:s`, lock: `${base}:l` };
+      return { messages: `${base}:m`, turns: `${base}:t`, key: `${base}:k`, state: `${base}:s`, lock: `${base}:l`, info: `${base}:i` };
     },
+    recentOf: (index) => `${prefix}rec:${index.slice(prefix.length + "idx:".length)}`,
     indexes: (key) => [...Object.keys(key).map((field) => fieldIndex(field, key[field] as string)), `${prefix}idx:{*}`],
     fieldIndex,
     allSessions: `${prefix}idx:{*}`,

@@ -3,11 +3,14 @@ import {
   type AppendOptions,
   type AppendResult,
   type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
   type JsonValue,
   type ListOptions,
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
@@ -17,6 +20,7 @@ import {
   LockLostError,
   StoreUnavailableError,
   type TurnLock,
+  checkInfoPatch,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -26,6 +30,7 @@ import {
   keyMatches,
   listLimit,
   loadPeerDependency,
+  namedValues,
   lockTimes,
   pollForLock,
   readWindow,
@@ -39,7 +44,8 @@ import {
 } from "@memoria/core";
 import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
-import { APPEND, INDEX, RELEASE, RENEW, type RedisClient, SET_STATE, TRIM } from "./scripts.js";
+import { infoOf, recentSessions } from "./conversations.js";
+import { APPEND, INDEX, RELEASE, RENEW, type RedisClient, SET_INFO, SET_STATE, TRIM } from "./scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -146,7 +152,24 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   /** The session's keys as the append and state scripts take them, and the write's fencing token. */
   function scriptKeys(id: string, fence: FencedWriteOptions | undefined): { keys: string[]; token: string } {
     const k = layout.session(id);
-    return { keys: [k.messages, k.turns, k.key, k.state, k.lock], token: fence?.lock?.token ?? "" };
+    return { keys: [k.messages, k.turns, k.key, k.state, k.lock, k.info], token: fence?.lock?.token ?? "" };
+  }
+
+  /** The session's index writes: its name in each index set and, for an append (`active`), its new activity time. */
+  function indexWrites(r: RedisClient, key: SessionKey, id: string, now: number, active: boolean): Promise<unknown[]> {
+    return Promise.all(layout.indexes(key).map((index) => INDEX.run(r, [index, layout.recentOf(index)], [id, ttlArg, now, active ? "1" : ""])));
+  }
+
+  /** Runs a state or info script after the session's index writes; rejects with LockLostError if its fence failed. */
+  async function sessionWrite(key: SessionKey, fence: FencedWriteOptions | undefined, script: typeof SET_STATE, args: string[]): Promise<void> {
+    const id = encodeSessionKey(key);
+    const { keys, token } = scriptKeys(id, fence);
+    const now = Date.now();
+    const done = await guarded(async (r) => {
+      await indexWrites(r, key, id, now, false);
+      return Number(await script.run(r, keys, [ttlArg, JSON.stringify(key), now, token, ...args]));
+    });
+    if (done === -1) throw new LockLostError(key);
   }
 
   /** Every session in an index set, a page at a time (one `call` per page), from just after `cursor`. */
@@ -164,8 +187,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   async function erase(r: RedisClient, key: SessionKey): Promise<boolean> {
     const id = encodeSessionKey(key);
     const keys = layout.session(id);
-    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock);
-    await Promise.all(layout.indexes(key).map((index) => r.zrem(index, id)));
+    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock, keys.info);
+    await Promise.all(layout.indexes(key).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
     return removed > 0;
   }
 
@@ -195,9 +218,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         // One connection runs commands in the order sent, so the index writes and the
         // append go out together (one round trip); a Cluster may route them to
         // different nodes, so there the append waits for the index.
-        const indexed = Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
+        const now = Date.now();
+        const indexed = indexWrites(r, sessionKey, id, now, true);
         if (isCluster(r)) await indexed;
-        const appended = APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, release, ...payloads]);
+        const appended = APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, release, now, ...payloads]);
         await Promise.all([indexed, appended.catch(() => undefined)]);
         return Number(await appended);
       });
@@ -212,17 +236,35 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       return value === null ? undefined : (JSON.parse(value) as JsonValue);
     },
 
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      const { state } = layout.session(encodeSessionKey(createSessionKey(key)));
+      const values = await guarded((r) => r.hgetall(state));
+      return namedValues(Object.keys(values).sort().map((name) => [name, JSON.parse(values[name] as string) as JsonValue]));
+    },
+
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
       const checkedName = stateName(name);
       const text = JSON.stringify(stateValue(value));
-      const id = encodeSessionKey(sessionKey);
-      const { keys, token } = scriptKeys(id, writeOptions);
-      const done = await guarded(async (r) => {
-        await Promise.all(layout.indexes(sessionKey).map((index) => INDEX.run(r, [index], [id, ttlArg])));
-        return Number(await SET_STATE.run(r, keys, [checkedName, text, ttlArg, JSON.stringify(sessionKey), token]));
-      });
-      if (done === -1) throw new LockLostError(sessionKey);
+      await sessionWrite(sessionKey, writeOptions, SET_STATE, [checkedName, text]);
+    },
+
+    async info(key: SessionKey): Promise<SessionInfo | undefined> {
+      const id = encodeSessionKey(createSessionKey(key));
+      return guarded((r) => infoOf(r, layout, id));
+    },
+
+    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      const checked = checkInfoPatch(patch);
+      const pairs: string[] = [];
+      if (checked.title !== undefined) pairs.push("ti", checked.title ?? "");
+      if (checked.metadata !== undefined) pairs.push("md", checked.metadata ?? "");
+      await sessionWrite(sessionKey, writeOptions, SET_INFO, pairs);
+    },
+
+    recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
+      return guarded((r) => recentSessions(r, layout, filter, listOptions));
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {

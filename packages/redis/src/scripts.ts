@@ -30,7 +30,7 @@ const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5])
  * id comes before the fence: ioredis sends a command again after a reconnect, and
  * a repeat of an append that was applied (and so released its lock) must say
  * "stored already", never "lock lost".
- * KEYS: messages, turns, key, state, lock. ARGV: turn id, ttl seconds (0: none), key JSON, lock token, "1" to release, messages…
+ * KEYS: messages, turns, key, state, lock, info. ARGV: turn id, ttl seconds (0: none), key JSON, lock token, "1" to release, now (epoch ms), messages…
  * Returns 1 when appended, 0 when the turn id was stored before, -1 when the lock is not the token's.
  */
 export const APPEND = new Script(`
@@ -41,39 +41,69 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
 end
 ${FENCE(4)}
 redis.call('SADD', KEYS[2], ARGV[1])
-for i = 6, #ARGV, 1000 do
+for i = 7, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 redis.call('SET', KEYS[3], ARGV[3])
+redis.call('HSETNX', KEYS[6], 'c', ARGV[6])
+redis.call('HSET', KEYS[6], 'a', ARGV[6])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
-  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+  for _, i in ipairs({1, 2, 3, 4, 6}) do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 if release then redis.call('DEL', KEYS[5]) end
 return 1
 `);
 
+/** Lua: creates the session (its key and creation time) if needed and renews its TTL; ARGV[1] ttl, ARGV[2] key JSON, ARGV[3] now. */
+const TOUCH = `
+redis.call('SET', KEYS[3], ARGV[2])
+redis.call('HSETNX', KEYS[6], 'c', ARGV[3])
+redis.call('HSETNX', KEYS[6], 'a', ARGV[3])
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then
+  for _, i in ipairs({1, 2, 3, 4, 6}) do redis.call('EXPIRE', KEYS[i], ttl) end
+end`;
+
 /**
  * Sets one derived-state value, creating the session if needed, and renews the
- * session's TTL. KEYS: messages, turns, key, state, lock. ARGV: name, JSON value, ttl seconds (0: none), key JSON, lock token.
+ * session's TTL. KEYS: messages, turns, key, state, lock, info. ARGV: ttl seconds (0: none), key JSON, now, lock token, name, JSON value.
  * Returns 1, or -1 when the lock is not the token's.
  */
 export const SET_STATE = new Script(`
-${FENCE(5)}
-redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
-redis.call('SET', KEYS[3], ARGV[4])
-local ttl = tonumber(ARGV[3])
-if ttl > 0 then
-  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
-end
+${FENCE(4)}
+redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+${TOUCH}
 return 1
 `);
 
-/** Adds a session to an index set, renewing the set's TTL. KEYS: index. ARGV: member, ttl seconds (0: none). */
+/**
+ * Sets or removes a session's title and metadata, creating the session if needed.
+ * KEYS: as SET_STATE. ARGV: ttl, key JSON, now, lock token, then pairs of field
+ * ("ti", "md") and value ("" removes it). Returns 1, or -1 when the lock is not the token's.
+ */
+export const SET_INFO = new Script(`
+${FENCE(4)}
+for i = 5, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[6], ARGV[i]) else redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1]) end
+end
+${TOUCH}
+return 1
+`);
+
+/**
+ * Adds a session to an index set (by name) and its activity twin, renewing both
+ * TTLs. KEYS: index, activity set. ARGV: member, ttl seconds (0: none), now, "1"
+ * when this is activity (an append), else the activity score is set only if missing.
+ */
 export const INDEX = new Script(`
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
+if ARGV[4] == '1' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1]) else redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1]) end
 local ttl = tonumber(ARGV[2])
-if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
 return 1
 `);
 

@@ -97,13 +97,14 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
     INSERT INTO ${t.turns} (session_id, turn_id) SELECT $1::text, $4::text FROM ok ON CONFLICT DO NOTHING RETURNING 1
   ),
   sess AS (
-    INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
-    SELECT $1::text, $2::text, $3::bigint, $3::bigint, c.now, ${expires} FROM turn, c
+    INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at, created_at, active_at)
+    SELECT $1::text, $2::text, $3::bigint, $3::bigint, c.now, ${expires}, c.now, c.now FROM turn, c
     ON CONFLICT (id) DO UPDATE SET
       next_seq = ${t.sessions}.next_seq + excluded.next_seq,
       message_count = ${t.sessions}.message_count + excluded.message_count,
       updated_at = excluded.updated_at,
-      expires_at = excluded.expires_at
+      expires_at = excluded.expires_at,
+      active_at = excluded.active_at
     RETURNING next_seq
   ),
   keyed AS (

@@ -75,6 +75,15 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
         PRIMARY KEY (session_id, name)
       )`,
     ],
+    // 3: conversation info (creation and activity times, title, metadata), and an index on activity.
+    [
+      `ALTER TABLE ${t.sessions} ADD COLUMN created_at BIGINT`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN active_at BIGINT`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN title TEXT`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN metadata TEXT`,
+      `UPDATE ${t.sessions} SET created_at = updated_at, active_at = updated_at`,
+      `CREATE INDEX ${t.sessions}_recent ON ${t.sessions} (active_at DESC, id)`,
+    ],
   ];
 }
 
@@ -91,7 +100,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many

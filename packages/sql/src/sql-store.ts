@@ -22,6 +22,7 @@ import {
   encodePayloads,
   encodeSessionKey,
   listLimit,
+  namedValues,
   readWindow,
   sessionKeyId,
   requireFilterField,
@@ -33,6 +34,7 @@ import {
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { acquireTableLock, checkFence } from "./table-lock.js";
+import { conversationQueries } from "./conversation-queries.js";
 import { turnWriter } from "./turn-writer.js";
 
 /** Options every SQL store takes. */
@@ -69,6 +71,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
+  const conversations = conversationQueries(dialect, t, writer, () => ready(), alive);
   let closed = false;
 
   /** Migrates once; a failed start is retried by the next call. */
@@ -145,6 +148,16 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       return JSON.parse(row.value as string) as JsonValue;
     },
 
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      const id = encodeSessionKey(createSessionKey(key));
+      await ready();
+      const rows = await query<{ name: string; value: string }>(
+        `SELECT st.name, ${dialect.jsonText("st.value")} AS value FROM ${t.state} st JOIN ${t.sessions} s ON s.id = st.session_id WHERE s.id = ? AND ${alive("s.expires_at")} ORDER BY st.name`,
+        [id],
+      );
+      return namedValues(rows.map((row) => [row.name, JSON.parse(row.value) as JsonValue]));
+    },
+
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
       stateName(name);
@@ -160,6 +173,10 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         );
       });
     },
+
+    info: conversations.info,
+    setInfo: conversations.setInfo,
+    recent: conversations.recent,
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
       const id = encodeSessionKey(createSessionKey(key));

@@ -26,13 +26,13 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
     const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
     const upsert = () =>
       all<{ next_seq: number | string }>(
-        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at)
-         VALUES (?, ?, ?, ?, ${now}, ${expires})
+        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at, created_at, active_at)
+         VALUES (?, ?, ?, ?, ${now}, ${expires}, ${now}, ${now})
          ON CONFLICT (id) DO UPDATE SET
            next_seq = ${t.sessions}.next_seq + excluded.next_seq,
            message_count = ${t.sessions}.message_count + excluded.message_count,
            updated_at = excluded.updated_at,
-           expires_at = excluded.expires_at
+           expires_at = excluded.expires_at${count > 0 ? ",\n           active_at = excluded.active_at" : ""}
          WHERE ${alive(`${t.sessions}.expires_at`)}
          RETURNING next_seq`,
         [id, JSON.stringify(key), count, count],

@@ -231,15 +231,22 @@ describe("sqlite turn locks", () => {
 });
 
 describe("migrations", () => {
-  it("brings a version-1 database (before derived state) up to date, keeping its messages", async () => {
+  it("brings a version-1 database (before derived state and conversation info) up to date, keeping its messages", async () => {
     const path = join(dir, "v1.db");
     const first = createSqliteStore({ path });
     await first.append({ sessionId: "old" }, [new HumanMessage("from version 1")]);
     await first.close();
     const db = new Database(path);
-    db.exec("DROP TABLE memoria_state; UPDATE memoria_schema_version SET version = 1;");
+    db.exec(`DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
+      ALTER TABLE memoria_sessions DROP COLUMN created_at; ALTER TABLE memoria_sessions DROP COLUMN active_at;
+      ALTER TABLE memoria_sessions DROP COLUMN title; ALTER TABLE memoria_sessions DROP COLUMN metadata;
+      UPDATE memoria_schema_version SET version = 1;`);
+    const { updated_at: updatedAt } = db.prepare("SELECT updated_at FROM memoria_sessions").get() as { updated_at: number };
     db.close();
     const store = createSqliteStore({ path });
+    // Version 3's activity times start from the last write version 1 recorded.
+    expect(await store.info!({ sessionId: "old" })).toMatchObject({ createdAt: updatedAt, lastActiveAt: updatedAt, messageCount: 1 });
+    expect((await store.recent!()).sessions.map((s) => s.key)).toEqual([{ sessionId: "old" }]);
     await store.setState({ sessionId: "old" }, "summary", "migrated");
     expect(await store.getState({ sessionId: "old" }, "summary")).toBe("migrated");
     expect((await store.read({ sessionId: "old" }))[0]!.content).toBe("from version 1");

@@ -1,5 +1,6 @@
 import { appendsSuite } from "./suites/appends.js";
 import { compactionSuite } from "./suites/compaction.js";
+import { conversationsSuite } from "./suites/conversations.js";
 import { expirySuite } from "./suites/expiry.js";
 import { fencingSuite } from "./suites/fencing.js";
 import { interopSuite } from "./suites/interop.js";
@@ -13,6 +14,7 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   messagesSuite(setup);
   appendsSuite(setup);
   sessionsSuite(setup);
+  conversationsSuite(setup);
   stateSuite(setup);
   compactionSuite(setup);
   expirySuite(setup);

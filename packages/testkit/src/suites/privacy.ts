@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { numbered, transcript } from "../fixtures.js";
 import { useStore } from "../harness.js";
 import type { PrivacySuiteSetup, StoreSuiteSetup } from "../types.js";
+import { conversationsSuite } from "./conversations.js";
 import { fencingSuite } from "./fencing.js";
 import { sessionsSuite } from "./sessions.js";
 import { stateSuite } from "./state.js";
@@ -61,6 +62,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)"));
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
+  conversationsSuite(withHashedIds);
   stateSuite(withHashedIds);
   fencingSuite(withHashedIds);
   tamperSuite(setup, sealed);
@@ -113,7 +115,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       expect(await store.count({ userId, conversationId: "one" })).toBe(0);
     });
 
-    it.skipIf(!setup.scan)(`leaves no plaintext of a message, a summary or a hashed user id in the raw data${setup.scan ? "" : " (skipped: no raw scan for this store)"}`, async () => {
+    it.skipIf(!setup.scan)(`leaves no plaintext of a message, a summary, a title, metadata or a hashed user id in the raw data${setup.scan ? "" : " (skipped: no raw scan for this store)"}`, async () => {
       const tag = crypto.randomUUID().replaceAll("-", "");
       const control = `control-${tag}`;
       const plain = { sessionId: `plain-${tag}` };
@@ -126,8 +128,10 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       const key = { userId: user, conversationId: `conv-${tag}` };
       await store.append(key, [new HumanMessage(`my secret is message-${tag}`)]);
       await store.setState(key, "summary", { text: `summary-${tag}` });
+      await store.setInfo(key, { title: `title-${tag}`, metadata: { note: `metadata-${tag}` } });
       expect(await store.read(key)).toHaveLength(1);
-      for (const needle of [`message-${tag}`, `summary-${tag}`, user, `conv-${tag}`]) {
+      expect(await store.info(key)).toMatchObject({ key, title: `title-${tag}`, metadata: { note: `metadata-${tag}` }, messageCount: 1 });
+      for (const needle of [`message-${tag}`, `summary-${tag}`, `title-${tag}`, `metadata-${tag}`, user, `conv-${tag}`]) {
         expect(await setup.scan!(inner(), needle), needle).toEqual([]);
       }
       await store.delete({ userId: user });

@@ -22,6 +22,21 @@ export function stateSuite(setup: StoreSuiteSetup): void {
       expect(await store().getState(other, "summary")).toBeUndefined();
     });
 
+    it("gives every state value of a session at once, by name", async () => {
+      const key = randomKey();
+      const all = store().getAllState;
+      if (!all) throw new Error(`${store().name}: getAllState is missing`);
+      expect(await all.call(store(), key)).toEqual({});
+      await store().setState(key, "summary", { text: "Ada likes tea" });
+      await store().setState(key, "entities.v2", ["Ada"]);
+      await store().setInfo?.(key, { title: "not state" });
+      const values = await all.call(store(), key);
+      expect(values).toEqual({ "entities.v2": ["Ada"], summary: { text: "Ada likes tea" } });
+      expect(Object.getPrototypeOf(values)).toBe(Object.prototype);
+      await store().clear(key);
+      expect(await all.call(store(), key)).toEqual({});
+    });
+
     it("gives a session with only state a count of 0 and no messages, and lists it", async () => {
       const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c" };
       await store().setState(key, "entities", {});
