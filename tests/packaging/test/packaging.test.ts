@@ -3,7 +3,7 @@
  * turns workspace ranges into versions), linted with publint and arethetypeswrong,
  * then installed with npm into a fresh project outside the workspace, where two
  * turns run on createSqliteStore from ESM, CommonJS and TypeScript (node16 and
- * bundler resolution).
+ * bundler resolution), and the `memoria` command lists what they stored.
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -55,7 +55,14 @@ describe("installed with npm into a fresh project", () => {
   beforeAll(async () => {
     cpSync(fixtures, project, { recursive: true });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh-app", version: "1.0.0", private: true }));
-    await run("npm", ["install", "--no-audit", "--no-fund", tarballOf("core"), tarballOf("sql"), "@langchain/core@^1.1.0", "better-sqlite3@^12.4.1", "typescript@~5.9.3", "@types/node@^20.19.0"], project);
+    const memoriaTarballs = ["core", "sql", "file", "redis", "mongodb", "cli"].map(tarballOf);
+    await run("npm", ["install", "--no-audit", "--no-fund", ...memoriaTarballs, "@langchain/core@^1.1.0", "better-sqlite3@^12.4.1", "typescript@~5.9.3", "@types/node@^20.19.0"], project);
+  });
+
+  it("runs the memoria command on what two turns stored", async () => {
+    await run("node", ["two-turns.mjs", join(project, "cli.db")], project);
+    const listed = (await run("npx", ["--no-install", "memoria", "sessions", "--store", "sqlite:cli.db", "--json"], project)).trim().split("\n");
+    expect(listed.map((line) => JSON.parse(line).messageCount)).toEqual([4]);
   });
 
   it("runs two turns from an ES module", async () => {

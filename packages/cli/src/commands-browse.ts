@@ -1,0 +1,88 @@
+import type { Command } from "commander";
+import Table from "cli-table3";
+import { type SessionInfo, encodeSessionKey } from "@memoria/core";
+import { UsageError } from "./cli-error.js";
+import { positive, storeAndFilter } from "./options.js";
+import { parseFilter, parseSession, showKey } from "./session-arg.js";
+import { sessionsOf } from "./sessions-of.js";
+import { withStore } from "./with-store.js";
+import { showHeading, showMessage, showTime } from "./transcript.js";
+
+
+/** `sessions`, `show` and `stats`: looking, never changing. */
+export function browseCommands(program: Command): void {
+  storeAndFilter(program.command("sessions").description("list conversations, newest activity first, with title, message count and last activity"))
+    .option("--limit <n>", "how many to show", "50")
+    .option("--json", "one JSON object per line instead of a table")
+    .action(async (options) => {
+      const filter = parseFilter(options);
+      const limit = positive("--limit", options.limit);
+      await withStore(options.store, async ({ store }) => {
+        let infos: SessionInfo[];
+        if (store.recent) {
+          infos = (await store.recent(filter, { limit })).sessions;
+        } else {
+          // A store without conversation info: by key, with counts only.
+          const keys = (await store.list(filter, { limit })).sessions;
+          infos = await Promise.all(keys.map(async (key) => ({ key, createdAt: 0, lastActiveAt: 0, messageCount: await store.count(key) })));
+        }
+        if (options.json) {
+          for (const info of infos) process.stdout.write(`${JSON.stringify({ ...info, id: encodeSessionKey(info.key) })}\n`);
+          return;
+        }
+        if (infos.length === 0) {
+          process.stdout.write("no sessions\n");
+          return;
+        }
+        const table = new Table({ head: ["session", "title", "messages", "last active (UTC)"], style: { head: [], border: [] } });
+        for (const info of infos) table.push([showKey(info.key), info.title ?? "", String(info.messageCount), showTime(info.lastActiveAt)]);
+        process.stdout.write(`${table.toString()}\n`);
+      });
+    });
+
+  program
+    .command("show")
+    .description("print one conversation as a readable transcript (tool calls and partial answers marked)")
+    .argument("<session>", "a sessionId, field=value&field=value (as `sessions --json` prints in id), or JSON")
+    .option("--store <url>", "the store")
+    .option("--last <n>", "only the last n messages")
+    .option("--json", "the messages as stored, one JSON object per line")
+    .action(async (session: string, options) => {
+      const key = parseSession(session);
+      const last = options.last === undefined ? undefined : positive("--last", options.last);
+      await withStore(options.store, async ({ store }) => {
+        const [messages, count, info] = await Promise.all([store.read(key, { last }), store.count(key), store.info?.(key)]);
+        if (count === 0 && !info) throw new UsageError(`no session ${showKey(key)} in this store (see memoria sessions).`);
+        if (options.json) {
+          const { encodeMessage } = await import("@memoria/core");
+          for (const [i, message] of messages.entries()) process.stdout.write(`${JSON.stringify(encodeMessage(message, i))}\n`);
+          return;
+        }
+        const first = count - messages.length + 1;
+        const lines = [showHeading(key, info, count), ...messages.map((message, i) => showMessage(message, first + i))];
+        process.stdout.write(`${lines.join("\n")}\n`);
+      });
+    });
+
+  storeAndFilter(program.command("stats").description("how many sessions and messages the store holds"))
+    .option("--json", "print JSON")
+    .action(async (options) => {
+      const filter = parseFilter(options);
+      await withStore(options.store, async ({ store, label }) => {
+        let sessions = 0;
+        let messages = 0;
+        let largest = 0;
+        const users = new Set<string>();
+        for await (const key of sessionsOf(store, filter)) {
+          const count = await store.count(key);
+          sessions++;
+          messages += count;
+          largest = Math.max(largest, count);
+          if (key.userId !== undefined) users.add(key.userId);
+        }
+        const stats = { store: label, sessions, messages, users: users.size, largestSession: largest };
+        if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
+        else process.stdout.write(`${label}: ${sessions} sessions, ${messages} messages, ${users.size} users (userId), largest session ${largest} messages\n`);
+      });
+    });
+}

@@ -1,0 +1,15 @@
+import { Command } from "commander";
+import { browseCommands } from "./commands-browse.js";
+import { dataCommands } from "./commands-data.js";
+
+/** The `memoria` command. Every store is named by a URL (`--store`, or MEMORIA_STORE). */
+export function memoriaProgram(version: string): Command {
+  const program = new Command("memoria")
+    .description("Inspect, move and erase what memoria stores: sqlite:./x.db, postgres://…, redis://…, mongodb://…, file:./dir")
+    .version(version)
+    .showHelpAfterError("(run memoria --help for usage)")
+    .configureHelp({ sortSubcommands: false });
+  browseCommands(program);
+  dataCommands(program);
+  return program;
+}

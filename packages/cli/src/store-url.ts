@@ -1,0 +1,77 @@
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { HistoryStore } from "@memoria/core";
+import { UsageError } from "./cli-error.js";
+
+/** A store the command opened, with the clean-up calls its kind has. */
+export interface OpenedStore {
+  store: HistoryStore & { prune?(): Promise<number> };
+  /** The URL without its password, for messages. */
+  label: string;
+}
+
+const SCHEMES = "sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder";
+
+/**
+ * Relative paths are taken from where the user ran the command (`pnpm memoria`
+ * runs from the repo root). Unless the command writes (`create`), a path that does
+ * not exist is a typo, not a new, empty store.
+ */
+function localPath(path: string, create: boolean): string {
+  if (path === ":memory:") return path;
+  const full = isAbsolute(path) ? path : resolve(process.env.INIT_CWD ?? process.cwd(), path);
+  if (!create && !existsSync(full)) throw new UsageError(`there is no store at ${full}; check the path (only import and migrate --to create one).`);
+  return full;
+}
+
+function withoutPassword(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@");
+}
+
+/**
+ * Opens a store from a URL:
+ * `sqlite:./x.db`, `postgres://…`, `redis://…`, `mongodb://…`, `file:./dir`.
+ * A `?prefix=` parameter names the table or key prefix (default `memoria_` /
+ * `memoria:`), for stores an app created with another prefix.
+ */
+export async function openStore(url: string | undefined, options: { create?: boolean } = {}): Promise<OpenedStore> {
+  const create = options.create ?? false;
+  const target = url ?? process.env.MEMORIA_STORE;
+  if (!target) throw new UsageError(`no store given: pass --store URL (${SCHEMES}) or set MEMORIA_STORE.`);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(target)?.[1]?.toLowerCase();
+  const label = withoutPassword(target);
+  const [base, query = ""] = target.split("?", 2) as [string, string?];
+  const prefix = new URLSearchParams(query).get("prefix") ?? undefined;
+  switch (scheme) {
+    case "sqlite": {
+      const { createSqliteStore } = await import("@memoria/sql");
+      const path = base.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+      if (!path) throw new UsageError("a sqlite URL needs a path, e.g. sqlite:./history.db");
+      return { store: createSqliteStore({ path: localPath(path, create), tablePrefix: prefix }), label };
+    }
+    case "postgres":
+    case "postgresql": {
+      const { createPostgresStore } = await import("@memoria/sql");
+      return { store: createPostgresStore({ connectionString: base, tablePrefix: prefix, maxConnections: 4 }), label };
+    }
+    case "redis":
+    case "rediss": {
+      const { createRedisStore } = await import("@memoria/redis");
+      return { store: createRedisStore({ url: base, keyPrefix: prefix }), label };
+    }
+    case "mongodb":
+    case "mongodb+srv": {
+      const { createMongoStore } = await import("@memoria/mongodb");
+      const dbName = new URL(base).pathname.slice(1) || undefined;
+      return { store: createMongoStore({ url: base, dbName, collectionName: prefix }), label };
+    }
+    case "file": {
+      const { createFileStore } = await import("@memoria/file");
+      const directory = base.slice("file:".length).replace(/^\/\/(?=\/)/, "");
+      if (!directory) throw new UsageError("a file URL needs a folder, e.g. file:./sessions");
+      return { store: createFileStore({ directory: localPath(directory, create) }), label };
+    }
+    default:
+      throw new UsageError(`cannot open ${JSON.stringify(label)}: use one of ${SCHEMES}.`);
+  }
+}

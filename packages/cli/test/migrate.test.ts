@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { SessionKey } from "@memoria/core";
+import { everyKindOfMessage } from "@memoria/testkit";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { compareSnapshots, readSnapshot } from "../src/snapshot.js";
+import { openStore } from "../src/store-url.js";
+import { memoria } from "./run-cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-migrate-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const SESSIONS = 1_000;
+const keyOf = (i: number): SessionKey => ({ userId: `u${i % 40}`, conversationId: `c${i}` });
+
+/** 1,000 sessions: every tenth with one message of every kind and every field, all with state, most with a title and metadata. */
+async function seed(url: string): Promise<void> {
+  const { store } = await openStore(url, { create: true });
+  try {
+    for (let i = 0; i < SESSIONS; i++) {
+      const key = keyOf(i);
+      const messages = i % 10 === 0 ? everyKindOfMessage() : [new HumanMessage(`question ${i} ✓`), new AIMessage({ content: `answer ${i}`, id: `ai-${i}` })];
+      await store.append(key, messages);
+      if (i % 3 === 0) await store.append(key, [new HumanMessage(`follow-up ${i}`)]);
+      await store.setState(key, "summary", { text: `summary ${i}`, folded: i });
+      if (i % 4 !== 1) await store.setInfo!(key, { title: `Conversation ${i}`, metadata: { n: i, tags: ["a", "ü"], nested: { ok: i % 2 === 0 } } });
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function migrateArgs(from: string, to: string): string[] {
+  return ["migrate", "--from", from, "--to", to];
+}
+
+describe("memoria migrate", () => {
+  it(
+    "carries 1,000 sessions SQLite → Redis → PostgreSQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates",
+    async () => {
+      const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
+      const chain = [
+        `sqlite:${join(dir, "first.db")}`,
+        `${inject("redisUrl")}?prefix=mig:${tag}:`,
+        `${inject("databaseUrl")}?prefix=m${tag}_`,
+        `${inject("mongoUrl").replace(/\/?(\?|$)/, `/mig_${tag}$1`)}`,
+        `file:${join(dir, "files")}`,
+        `sqlite:${join(dir, "last.db")}`,
+      ];
+      await seed(chain[0] as string);
+
+      // The first step is killed part way, then run again: it finishes and stores nothing twice.
+      let killed = false;
+      const interrupted = memoria(migrateArgs(chain[0] as string, chain[1] as string), {
+        env: { MEMORIA_TEST: "1" },
+        onStderr: (text) => {
+          const done = Math.max(0, ...[...text.matchAll(/copying: (\d+)\//g)].map((m) => Number(m[1])));
+          if (!killed && done >= 200) {
+            killed = true;
+            interrupted.kill();
+          }
+        },
+      });
+      const stopped = await interrupted;
+      expect(killed).toBe(true);
+      expect(stopped.code).toBeNull(); // killed
+      const resumed = await memoria(migrateArgs(chain[0] as string, chain[1] as string));
+      expect(resumed.stderr).not.toMatch(/memoria:/);
+      expect(resumed.code).toBe(0);
+      const [, appended, already] = /copied 1000 sessions .*: (\d+) messages appended, (\d+) already there/.exec(resumed.stdout) ?? [];
+      expect(Number(already)).toBeGreaterThan(0);
+      expect(resumed.stdout).toContain("verified 1000 sessions");
+
+      for (let step = 1; step < chain.length - 1; step++) {
+        const done = await memoria(migrateArgs(chain[step] as string, chain[step + 1] as string));
+        expect(done.stderr).not.toMatch(/memoria:/);
+        expect(done.code).toBe(0);
+        expect(done.stdout).toMatch(/copied 1000 sessions .*: \d+ messages appended, 0 already there\n/);
+        expect(done.stdout).toContain("verified 1000 sessions");
+      }
+
+      // Both ends hold the same: each session's messages (every field, in the codec's form), state, title and metadata.
+      const first = await openStore(chain[0] as string);
+      const last = await openStore(chain[chain.length - 1] as string);
+      try {
+        let total = 0;
+        for (let i = 0; i < SESSIONS; i++) {
+          const [source, target] = await Promise.all([readSnapshot(first.store, keyOf(i)), readSnapshot(last.store, keyOf(i))]);
+          expect(compareSnapshots(source, target), JSON.stringify(keyOf(i))).toEqual([]);
+          total += target.messages.length;
+        }
+        expect(Number(appended) + Number(already)).toBe(total);
+      } finally {
+        await Promise.all([first.store.close(), last.store.close()]);
+      }
+    },
+    900_000,
+  );
+});
