@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "MISSING_DEPENDENCY",
   "FORBIDDEN",
   "INTEGRITY",
+  "EDIT_CONFLICT",
 ] as const;
 
 export type MemoriaErrorCode = (typeof ERROR_CODES)[number];

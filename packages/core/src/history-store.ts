@@ -5,6 +5,7 @@ import { randomId } from "./random-id.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 import type { InfoPage, InfoPatch, SessionInfo } from "./session-info.js";
+import type { TailReplacement } from "./message-edits.js";
 
 export interface ReadOptions {
   /**
@@ -192,6 +193,13 @@ export interface HistoryStore {
    * without reading every session.
    */
   recent?(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage>;
+  /**
+   * Atomically replaces the session's messages from position `from` on with
+   * `messages`, if it still holds `count` messages (else `EDIT_CONFLICT`, nothing
+   * written): the one step every edit (`editSession`) comes down to. Optional:
+   * stores without it cannot edit.
+   */
+  replaceTail?(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void>;
   /** Takes the cross-process turn lock of a session, where the store has one. */
   lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
   /** Releases connections. Safe to call twice. */

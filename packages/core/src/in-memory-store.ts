@@ -33,6 +33,7 @@ import {
   sessionKeyId,
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
+import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edits.js";
 import { type Kept, type Session, addTurn, alive, deepFreeze, hasTurn, positiveInteger } from "./in-memory-session.js";
 import {
   type InfoPage,
@@ -239,6 +240,20 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const result: InfoPage = { sessions: page.map((entry) => infoOf(entry.id, entry.session)) };
       if (found.length > limit && last) result.cursor = recentCursor(last.lastActiveAt, last.id);
       return result;
+    },
+
+    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      checkTail(tail);
+      const encoded = encodeMessages(tail.messages);
+      const id = encodeSessionKey(sessionKey);
+      leases.check(id, sessionKey, writeOptions);
+      const session = touch(id);
+      const found = session?.messages.length ?? 0;
+      if (found !== tail.count) throw changedUnderEdit(found, tail.count);
+      if (!session) return;
+      session.messages.splice(tail.from, session.messages.length - tail.from, ...encoded.map(keep));
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {

@@ -78,6 +78,16 @@ export {
   recentCursor,
   sessionInfo,
 } from "./session-info.js";
+export {
+  EditConflictError,
+  type MessageEdit,
+  type TailReplacement,
+  changedUnderEdit,
+  checkCut,
+  checkTail,
+  planEdit,
+} from "./message-edits.js";
+export { type BranchOptions, type EditResult, branchSession, editSession } from "./session-edits.js";
 export { StoreChatMessageHistory, isStoreChatMessageHistory } from "./store-chat-history.js";
 export { type InMemoryStoreOptions, createInMemoryStore } from "./in-memory-store.js";
 export { type MemoryLoadContext, type MemorySaveContext, type MemoryStrategy, type SessionState, wholeHistory } from "./memory-strategy.js";
@@ -95,6 +105,7 @@ export {
   type SaveErrorContext,
 } from "./runnable-with-message-history.js";
 export { loadPeerDependency } from "./load-peer.js";
+export { randomId } from "./random-id.js";
 export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
 export { LocalLeases } from "./local-leases.js";
 export { memoryContext } from "./session-backend.js";

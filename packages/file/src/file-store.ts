@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Stats, statSync } from "node:fs";
-import { mkdir, open, readFile, rename, unlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, unlink, utimes, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import {
@@ -18,12 +18,15 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   StoreChatMessageHistory,
   StoreClosedError,
   type FencedWriteOptions,
   LockLostError,
   type TurnLock,
+  changedUnderEdit,
   checkInfoPatch,
+  checkTail,
   cloneJson,
   createKeyFilter,
   createSessionKey,
@@ -33,6 +36,7 @@ import {
   keyMatches,
   listLimit,
   namedValues,
+  randomId,
   readWindow,
   requireFilterField,
   stateName,
@@ -43,7 +47,8 @@ import {
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
 import { lockFile, readLock } from "./file-lock.js";
-import { type TurnLine, forEachLine, isTurn, parseLine } from "./session-file.js";
+import type { TurnLine } from "./session-file.js";
+import { rewriteTurns } from "./turn-rewrite.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
 import { Ledger, type Paths } from "./session-ledger.js";
 import { TailCache, lastMessages } from "./tail-cache.js";
@@ -310,30 +315,42 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
         const entry = await ledger.catchUp(p);
         if (entry.offset === 0) return 0;
-        let toDrop = oldest;
-        let removed = 0;
-        let count = 0;
-        const kept: string[] = [];
-        const handle = await open(p.file, "r");
-        try {
-          await forEachLine(handle, 0, entry.offset, (bytes) => {
-            const line = bytes.toString("utf8");
-            const record = parseLine(line, p.file);
-            if (!isTurn(record)) return void kept.push(line);
-            const drop = Math.min(toDrop, record.m.length);
-            toDrop -= drop;
-            removed += drop;
-            count += record.m.length - drop;
-            // A turn whose messages all went keeps its line (and id), so a retry of it is still refused.
-            kept.push(JSON.stringify({ t: record.t, n: count, m: record.m.slice(drop) } satisfies TurnLine));
-          });
-        } finally {
-          await handle.close();
-        }
-        await replaceFile(p.file, `${kept.join("\n")}\n`);
+        const { lines, removed } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(Math.max(0, oldest - first)));
+        await replaceFile(p.file, `${lines.join("\n")}\n`);
         ledger.forget(p.file);
         tails.forget(p.file);
         return removed;
+      }));
+    },
+
+    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      checkTail(tail);
+      const encoded = encodeMessages(tail.messages);
+      const p = paths(sessionKey);
+      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+        await checkFence(sessionKey, p, writeOptions);
+        let entry = await ledger.catchUp(p);
+        const live = (await liveStat(p.file)) !== undefined;
+        const found = live ? entry.count : 0;
+        if (found !== tail.count) throw changedUnderEdit(found, tail.count);
+        if (!live || entry.offset === 0) {
+          // Nothing to replace: the new messages (if any) start the session afresh.
+          if (entry.offset > 0) {
+            await removeSession(p);
+            entry = await ledger.catchUp(p);
+          }
+          if (encoded.length === 0) return;
+          await ledger.write(sessionKey, p, entry, `${toStoredText({ t: randomId("edit."), n: encoded.length, m: encoded } satisfies TurnLine)}\n`);
+          entry.count += encoded.length;
+          return;
+        }
+        const { lines } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(0, Math.max(0, tail.from - first)));
+        if (encoded.length > 0) lines.push(toStoredText({ t: randomId("edit."), n: tail.from + encoded.length, m: encoded } satisfies TurnLine));
+        await replaceFile(p.file, `${lines.join("\n")}\n`);
+        ledger.forget(p.file);
+        tails.forget(p.file);
       }));
     },
 

@@ -5,6 +5,7 @@ export { MAX_FOLD, type SummaryMemoryOptions, summaryMemory } from "./summary-me
 export { type SummaryBufferMemoryOptions, summaryBufferMemory } from "./summary-buffer-memory.js";
 export { readOnlyMemory } from "./read-only-memory.js";
 export { DEFAULT_SUMMARY_PROMPT, type SummaryModel, extendSummary } from "./summarizer.js";
+export { type ConversationTitlesOptions, DEFAULT_TITLE_PROMPT, type TitlingStrategy, cleanTitle, withTitles } from "./conversation-titles.js";
 export { type TokenCounter, countTextTokens, tiktokenCounter, truncateToTokens } from "./token-counter.js";
 export { cutToFit, readLastTurns, startOfLastTurns, turnStarts } from "./turn-window.js";
 export { type ChatMemoryInput, StrategyMemory } from "./classic/strategy-memory.js";

@@ -14,7 +14,8 @@ New lines of conversation:
 
 New summary:`;
 
-function textOf(output: unknown): string {
+/** A model's answer as text: a string, a message's text content, or its blocks' text. */
+export function textOf(output: unknown): string {
   if (typeof output === "string") return output;
   const content = (output as { content?: unknown })?.content;
   if (typeof content === "string") return content;

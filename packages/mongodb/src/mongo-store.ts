@@ -14,6 +14,7 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   StoreChatMessageHistory,
   SessionLocks,
   StoreClosedError,
@@ -22,7 +23,9 @@ import {
   StoreUnavailableError,
   type TurnLock,
   type WriteOutcome,
+  changedUnderEdit,
   checkInfoPatch,
+  checkTail,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -350,6 +353,34 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
     async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
       return guarded((c) => recentSessions(c.sessions, filter, listOptions));
+    },
+
+    /**
+     * Without multi-document transactions, the kept prefix is copied after the
+     * committed messages together with the new ones (as a pending turn a crash
+     * rolls back), then one update of the session document moves the window onto
+     * the copy, and the old documents are deleted. O(kept prefix) copies: an edit
+     * near the end of a long session costs that much.
+     */
+    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      checkTail(tail);
+      const payloads = encodePayloads(tail.messages);
+      await guarded((c) =>
+        withAppendLock(sessionKey, writeOptions, async (doc, owner) => {
+          const n = await settle(c, doc);
+          const base = doc.e === 0 ? n : (doc.b ?? 0);
+          if (n - base !== tail.count) throw changedUnderEdit(n - base, tail.count);
+          if (tail.from === n - base && payloads.length === 0) return; // nothing to change
+          const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+          const rows = [...kept.map((row) => row.p), ...payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
+          if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
+          const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
+          if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
+          await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
+        }),
+      );
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {

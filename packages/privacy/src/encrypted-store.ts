@@ -17,12 +17,14 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   SessionLocks,
   StoreChatMessageHistory,
   type TurnLock,
   createKeyFilter,
   createSessionKey,
   encodeMessages,
+  checkTail,
   encodeSessionKey,
   namedValues,
   requireFilterField,
@@ -287,6 +289,33 @@ export class EncryptedStore implements HistoryStore {
     const removed = await this.inner.delete(this.#filter(checked));
     forget(); // again: a read that raced the erasure may have cached what it erased
     return removed;
+  }
+
+  /**
+   * An edit: the new messages are sealed at the positions of those they replace,
+   * so positions stay an unbroken run. A record the edit replaced is sealed for the
+   * same position under the same data key: someone able to write the inner store
+   * could put it back (a rollback of the edit) without `IntegrityError`.
+   */
+  async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
+    const s = this.#stored(key);
+    checkTail(tail);
+    const payloads = encodeMessages(tail.messages).map((message, index) => toStoredText(message, index));
+    await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
+      // The position of the first record replaced, or the one after the last kept.
+      const window = await this.inner.read(s.stored, { last: Math.max(1, tail.count - tail.from + 1) });
+      const records = window.map((message) => parseSealedMessage(s.key, message));
+      const first = tail.from < tail.count ? records[records.length - (tail.count - tail.from)] : records[records.length - 1];
+      const start = first === undefined ? 0 : tail.from < tail.count ? first.position : first.position + 1;
+      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock, async () => start - 1);
+      const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, start + i, payload));
+      this.#opened.forget(s.id);
+      try {
+        await this.inner.replaceTail!(s.stored, { from: tail.from, count: tail.count, messages: sealed }, { lock });
+      } finally {
+        this.#keys.forget(s.id);
+      }
+    });
   }
 
   // trim and lock are left off (withoutMissingCalls) where the inner store has none.

@@ -15,12 +15,13 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   StoreChatMessageHistory,
   type TurnLock,
   createSessionKey,
 } from "@memoria/core";
 
-const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState"] as const;
+const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "replaceTail"] as const;
 
 /** Leaves the optional calls off a wrapper whose inner store has none, so callers that check for them still can. */
 export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore): void {
@@ -84,6 +85,10 @@ export class ForwardingStore implements HistoryStore {
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     return this.inner.lock!(key, options);
+  }
+
+  async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
+    return this.inner.replaceTail!(key, tail, options);
   }
 
   async info(key: SessionKey): Promise<SessionInfo | undefined> {

@@ -18,6 +18,7 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   type TurnLock,
   checkAccess,
   createKeyFilter,
@@ -28,7 +29,7 @@ import { ForwardingStore } from "./forwarding-store.js";
 /**
  * A store that asks `authorize` before every call: `read` for reads, counts,
  * state and info; `append` for appends, state and info writes and the turn lock;
- * `list` for listing and `recent`; `delete`
+ * `list` for listing and `recent`; `delete` for edits (`replaceTail`),
  * for clear, trim and erasure by filter. A denial is a `ForbiddenError` and the
  * inner store is not called. `as(config)` gives a view whose checks carry the
  * caller's config (who is asking), e.g. one per request.
@@ -115,6 +116,11 @@ export class GuardedStore extends ForwardingStore {
   override async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     await this.#check(createSessionKey(key), "delete");
     return super.trim(key, options);
+  }
+
+  override async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
+    await this.#check(createSessionKey(key), "delete");
+    return super.replaceTail(key, tail, options);
   }
 
   override async delete(filter: SessionKeyFilter): Promise<number> {

@@ -9,6 +9,7 @@ import {
   type JsonValue,
   MemoriaError,
   type SessionKey,
+  type TailReplacement,
   checkInfoPatch,
   decodeMessage,
   encodeMessages,
@@ -79,8 +80,15 @@ export class RedactingStore extends ForwardingStore {
   }
 
   override async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
-    const masked = encodeMessages(messages).map((message) => decodeMessage(redactMessage(message, this.#redact)));
-    return this.inner.append(key, masked, options);
+    return this.inner.append(key, this.#mask(messages), options);
+  }
+
+  override async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
+    return super.replaceTail(key, { ...tail, messages: this.#mask(tail.messages) }, options);
+  }
+
+  #mask(messages: readonly BaseMessage[]): BaseMessage[] {
+    return encodeMessages(messages).map((message) => decodeMessage(redactMessage(message, this.#redact)));
   }
 
   override async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {

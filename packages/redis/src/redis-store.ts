@@ -14,13 +14,16 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   StoreChatMessageHistory,
   StoreClosedError,
   type FencedWriteOptions,
   LockLostError,
   StoreUnavailableError,
   type TurnLock,
+  changedUnderEdit,
   checkInfoPatch,
+  checkTail,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -45,7 +48,7 @@ import {
 import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
 import { infoOf, recentSessions } from "./conversations.js";
-import { APPEND, INDEX, RELEASE, RENEW, type RedisClient, SET_INFO, SET_STATE, TRIM } from "./scripts.js";
+import { APPEND, INDEX, RELEASE, RENEW, REPLACE_TAIL, type RedisClient, SET_INFO, SET_STATE, TRIM } from "./scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -265,6 +268,16 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
 
     recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
       return guarded((r) => recentSessions(r, layout, filter, listOptions));
+    },
+
+    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      checkTail(tail);
+      const payloads = encodePayloads(tail.messages);
+      const { keys, token } = scriptKeys(encodeSessionKey(sessionKey), writeOptions);
+      const done = Number(await guarded((r) => REPLACE_TAIL.run(r, keys.slice(0, 5), [token, tail.count, tail.from, ...payloads])));
+      if (done === -1) throw new LockLostError(sessionKey);
+      if (done <= -2) throw changedUnderEdit(-2 - done, tail.count);
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {

@@ -126,3 +126,21 @@ local n = math.min(tonumber(ARGV[1]), before)
 if n > 0 then redis.call('LTRIM', KEYS[1], n, -1) end
 return n
 `);
+
+/**
+ * An edit's tail replacement: if the list still holds ARGV[2] items, keeps its first
+ * ARGV[3] and pushes the new ones after them. KEYS: messages, turns, key, state, lock.
+ * ARGV: lock token, expected length, from, messages…
+ * Returns 1, -1 when the lock is not the token's, or -2 - the length found when it changed.
+ */
+export const REPLACE_TAIL = new Script(`
+${FENCE(1)}
+local found = redis.call('LLEN', KEYS[1])
+if found ~= tonumber(ARGV[2]) then return -2 - found end
+local from = tonumber(ARGV[3])
+if from == 0 then redis.call('DEL', KEYS[1]) elseif from < found then redis.call('LTRIM', KEYS[1], 0, from - 1) end
+for i = 4, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return 1
+`);

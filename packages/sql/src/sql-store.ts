@@ -11,11 +11,13 @@ import {
   type SessionKey,
   type SessionKeyFilter,
   type SessionPage,
+  type TailReplacement,
   StoreChatMessageHistory,
   StoreClosedError,
   StoreUnavailableError,
   type FencedWriteOptions,
   type TurnLock,
+  checkTail,
   createKeyFilter,
   createSessionKey,
   decodeMessage,
@@ -35,6 +37,7 @@ import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { acquireTableLock, checkFence } from "./table-lock.js";
 import { conversationQueries } from "./conversation-queries.js";
+import { replaceTail } from "./tail-replacement.js";
 import { turnWriter } from "./turn-writer.js";
 
 /** Options every SQL store takes. */
@@ -177,6 +180,15 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     info: conversations.info,
     setInfo: conversations.setInfo,
     recent: conversations.recent,
+
+    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      checkTail(tail);
+      const payloads = encodePayloads(tail.messages);
+      const id = encodeSessionKey(sessionKey);
+      await ready();
+      await dialect.transaction(() => replaceTail(dialect, t, writer, sessionKey, id, { from: tail.from, count: tail.count, payloads }, writeOptions));
+    },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
       const id = encodeSessionKey(createSessionKey(key));

@@ -17,4 +17,5 @@ export { writeSentinelTurn } from "./sentinel.js";
 export { useStore, withStores } from "./harness.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
 export { conversationsSuite } from "./suites/conversations.js";
+export { editsSuite } from "./suites/edits.js";
 export { appendsSuite, compactionSuite, expirySuite, fencingSuite, interopSuite, messagesSuite, stateSuite };

@@ -1,6 +1,7 @@
 import { appendsSuite } from "./suites/appends.js";
 import { compactionSuite } from "./suites/compaction.js";
 import { conversationsSuite } from "./suites/conversations.js";
+import { editsSuite } from "./suites/edits.js";
 import { expirySuite } from "./suites/expiry.js";
 import { fencingSuite } from "./suites/fencing.js";
 import { interopSuite } from "./suites/interop.js";
@@ -15,6 +16,7 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   appendsSuite(setup);
   sessionsSuite(setup);
   conversationsSuite(setup);
+  editsSuite(setup);
   stateSuite(setup);
   compactionSuite(setup);
   expirySuite(setup);
