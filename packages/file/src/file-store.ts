@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
-import { type Stats, statSync } from "node:fs";
-import { mkdir, readFile, rename, unlink, utimes, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { unlink, utimes } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
 import {
   type AppendOptions,
@@ -22,7 +20,6 @@ import {
   StoreChatMessageHistory,
   StoreClosedError,
   type FencedWriteOptions,
-  LockLostError,
   type TurnLock,
   changedUnderEdit,
   checkInfoPatch,
@@ -32,7 +29,6 @@ import {
   createSessionKey,
   encodeMessages,
   toStoredText,
-  encodeSessionKey,
   keyMatches,
   listLimit,
   namedValues,
@@ -46,12 +42,12 @@ import {
 } from "@memoria/core";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
-import { lockFile, readLock } from "./file-lock.js";
+import { lockFile } from "./file-lock.js";
 import type { TurnLine } from "./session-file.js";
+import { sessionFolder } from "./session-folder.js";
 import { rewriteTurns } from "./turn-rewrite.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
-import { Ledger, type Paths } from "./session-ledger.js";
-import { TailCache, lastMessages } from "./tail-cache.js";
+import { lastMessages } from "./tail-cache.js";
 
 export interface FileStoreOptions {
   /** The folder holding the sessions' files; created if missing. */
@@ -92,116 +88,12 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const sync = (options.fsync ?? "always") === "always";
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
-  const ledger = new Ledger(options.cacheSessions ?? 1_000, expired, sync);
-  const tails = new TailCache({ files: options.cacheSessions ?? 1_000, bytesPerFile: 256 * 1024 });
+  const folder = sessionFolder(root, sync, ttlMs, options.cacheSessions ?? 1_000);
+  const { ledger, tails, folders, paths, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
   let closed = false;
-
-  function paths(key: SessionKey): Paths {
-    const hash = createHash("sha256").update(encodeSessionKey(key)).digest("hex");
-    const dir = join(root, hash.slice(0, 2));
-    const base = join(dir, hash);
-    return { dir, file: `${base}.jsonl`, state: `${base}.state.json`, appendLock: `${base}.append.lock`, turnLock: `${base}.turn.lock` };
-  }
 
   function ensureOpen(): void {
     if (closed) throw new StoreClosedError("file");
-  }
-
-  function expired(mtimeMs: number): boolean {
-    return ttlMs !== undefined && mtimeMs + ttlMs <= Date.now();
-  }
-
-  /** Folders this store made or found, so a write does not ask for them again. */
-  const folders = new Set<string>();
-
-  /** The session's folder, private to its owner. */
-  async function makeDir(p: Paths): Promise<void> {
-    if (folders.has(p.dir)) return;
-    await mkdir(root, { recursive: true, mode: 0o700 });
-    await mkdir(p.dir, { recursive: true, mode: 0o700 });
-    folders.add(p.dir);
-  }
-
-  /** Runs `body` in the session's folder, making it again (once) if it was removed under this store. */
-  async function inFolder<T>(p: Paths, body: () => Promise<T>): Promise<T> {
-    await makeDir(p);
-    try {
-      return await body();
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      folders.delete(p.dir);
-      await makeDir(p);
-      return body();
-    }
-  }
-
-  /** Throws `LockLostError` unless the write's turn lock (if any) is still the session's (checked under the append lock). */
-  async function checkFence(key: SessionKey, p: Paths, fence: FencedWriteOptions | undefined): Promise<void> {
-    const token = fence?.lock?.token;
-    if (token !== undefined && (await readLock(p.turnLock))?.owner !== token) throw new LockLostError(key);
-  }
-
-  /** The file's size, or undefined when it is missing or expired. */
-  /**
-   * The file's metadata, or undefined when it is missing or expired. A synchronous
-   * `stat`: a metadata call on a local disk takes microseconds, while a round trip
-   * through libuv's thread pool costs more than the rest of a small cached read.
-   */
-  async function liveStat(file: string): Promise<Stats | undefined> {
-    const info = statSync(file, { throwIfNoEntry: false });
-    return info === undefined || expired(info.mtimeMs) ? undefined : info;
-  }
-
-  /**
-   * Runs `body` holding the session's append lock (short; across processes). Every
-   * write, every erasure and every takeover of a stale turn lock happens under it,
-   * so a fenced write's check and the write itself are one step.
-   */
-  async function exclusive<T>(key: SessionKey, p: Paths, body: () => Promise<T>): Promise<T> {
-    const lock = await inFolder(p, () => lockFile(p.appendLock, key, { waitMs: 60_000 }));
-    try {
-      return await body();
-    } finally {
-      await lock.release();
-    }
-  }
-
-  /** Replaces a file atomically (a private temporary file, renamed over it); a failed write leaves no temporary behind. */
-  async function replaceFile(path: string, text: string): Promise<void> {
-    const temporary = `${path}.${crypto.randomUUID()}.tmp`;
-    try {
-      await writeFile(temporary, text, { flush: sync, mode: 0o600 });
-      await rename(temporary, path);
-    } catch (error) {
-      await unlink(temporary).catch(() => {});
-      throw error;
-    }
-  }
-
-  async function readState(p: Paths): Promise<Record<string, JsonValue>> {
-    try {
-      return JSON.parse(await readFile(p.state, "utf8")) as Record<string, JsonValue>;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-      throw error;
-    }
-  }
-
-  /** Removes the session's files and its turn lock, so a turn in flight can no longer save into it. */
-  async function removeSession(p: Paths): Promise<boolean> {
-    ledger.forget(p.file);
-    tails.forget(p.file);
-    await unlink(p.turnLock).catch(() => {});
-    let removed = false;
-    for (const file of [p.file, p.state]) {
-      try {
-        await unlink(file);
-        removed = true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      }
-    }
-    return removed;
   }
 
   const allSessions = () => liveSessions(root, expired);

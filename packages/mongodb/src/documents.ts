@@ -1,3 +1,5 @@
+import type { Collection } from "mongodb";
+
 /** The documents of the MongoDB store: one per session, one per message, a marker per stored turn, one per state value. */
 
 export interface Lock {
@@ -54,3 +56,11 @@ export interface StateDoc {
   v: string;
 }
 
+
+/** The store's four collections. */
+export interface Collections {
+  sessions: Collection<SessionDoc>;
+  messages: Collection<MessageDoc>;
+  turns: Collection<MarkerDoc>;
+  state: Collection<StateDoc>;
+}

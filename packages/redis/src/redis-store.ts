@@ -16,7 +16,6 @@ import {
   type SessionPage,
   type TailReplacement,
   StoreChatMessageHistory,
-  StoreClosedError,
   type FencedWriteOptions,
   LockLostError,
   StoreUnavailableError,
@@ -32,7 +31,6 @@ import {
   encodeSessionKey,
   keyMatches,
   listLimit,
-  loadPeerDependency,
   namedValues,
   lockTimes,
   pollForLock,
@@ -43,11 +41,11 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
-  withTimeout,
 } from "@memoria/core";
 import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
 import { infoOf, recentSessions } from "./conversations.js";
+import { redisConnection } from "./redis-connection.js";
 import { APPEND, INDEX, RELEASE, RENEW, REPLACE_TAIL, type RedisClient, SET_INFO, SET_STATE, TRIM } from "./scripts.js";
 
 export interface RedisStoreOptions {
@@ -88,22 +86,6 @@ export interface RedisStoreOptions {
   rewriteAofOnDelete?: boolean;
 }
 
-type IORedisModule = { default?: new (url: string, options: object) => RedisClient } & (new (url: string, options: object) => RedisClient);
-
-const CONNECTION_ERRORS =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|MaxRetriesPerRequest|Reached the max retries|All sentinels are unreachable|Failed to refresh slots cache|Stream isn't writeable|Command timed out|did not answer within|LOADING|MISCONF|OOM command not allowed|CLUSTERDOWN|TRYAGAIN/i;
-
-/**
- * A lost, hung or refusing server as `StoreUnavailableError`; any other error as
- * it is. ioredis resends commands after a reconnect, so a write that failed may
- * still be applied: its outcome is unknown.
- */
-function unavailable(error: unknown): unknown {
-  const message = (error as Error)?.message ?? String(error);
-  if (MemoriaError.isInstance(error) || !CONNECTION_ERRORS.test(`${(error as Error)?.name} ${message}`)) return error;
-  return new StoreUnavailableError(`Redis is unreachable: ${message}.`, { cause: error, outcome: "unknown" });
-}
-
 const PAGE = 500;
 
 const isCluster = (client: RedisClient): boolean => (client as { isCluster?: boolean }).isCluster === true;
@@ -121,36 +103,9 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   const ttlArg = ttl ?? 0;
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
-  const owned = options.client === undefined;
-  let client = options.client;
-  let closed = false;
-
-  function redis(): RedisClient {
-    if (closed) throw new StoreClosedError("redis");
-    if (client) return client;
-    const IORedis = loadPeerDependency<IORedisModule>("ioredis", "The Redis store", import.meta.url);
-    const Redis = IORedis.default ?? IORedis;
-    const created = new Redis(options.url ?? "redis://127.0.0.1:6379", {
-      // Fail a command after two reconnect attempts instead of queueing it
-      // forever: a turn fails with a clear error while the server is down.
-      maxRetriesPerRequest: 2,
-      retryStrategy: (times: number) => Math.min(times * 100, 1000),
-    });
-    // Connection errors reach callers through the failed commands; without a
-    // listener ioredis would also log each one as an unhandled error event.
-    created.on("error", () => {});
-    client = created;
-    return created;
-  }
-
-  /** Runs `body` against the client within the operation timeout, turning lost connections into STORE_UNAVAILABLE. */
-  async function guarded<T>(body: (r: RedisClient) => Promise<T>): Promise<T> {
-    try {
-      return await withTimeout(body(redis()), timeoutMs, () => new Error(`Redis did not answer within ${timeoutMs} ms (operationTimeoutMs)`));
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
+  const connection = redisConnection(options.client, options.url, timeoutMs);
+  const { guarded } = connection;
+  const redis = () => connection.client();
 
   /** The session's keys as the append and state scripts take them, and the write's fencing token. */
   function scriptKeys(id: string, fence: FencedWriteOptions | undefined): { keys: string[]; token: string } {
@@ -361,11 +316,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       });
     },
 
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      if (owned && client) await client.quit().catch(() => client?.disconnect());
-    },
+    close: () => connection.close(),
   };
   return store;
 }
