@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import Table from "cli-table3";
 import { type SessionInfo, encodeSessionKey } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
-import { positive, storeAndFilter } from "./options.js";
+import { positive, storeAndFilter, storeOptions } from "./options.js";
 import { parseFilter, parseSession, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
 import { withStore } from "./with-store.js";
@@ -37,14 +37,12 @@ export function browseCommands(program: Command): void {
         const table = new Table({ head: ["session", "title", "messages", "last active (UTC)"], style: { head: [], border: [] } });
         for (const info of infos) table.push([showKey(info.key), info.title ?? "", String(info.messageCount), showTime(info.lastActiveAt)]);
         process.stdout.write(`${table.toString()}\n`);
-      });
+      }, { keys: options.keys });
     });
 
-  program
-    .command("show")
+  storeOptions(program.command("show"))
     .description("print one conversation as a readable transcript (tool calls and partial answers marked)")
     .argument("<session>", "a sessionId, field=value&field=value (as `sessions --json` prints in id), or JSON")
-    .option("--store <url>", "the store")
     .option("--last <n>", "only the last n messages")
     .option("--json", "the messages as stored, one JSON object per line")
     .action(async (session: string, options) => {
@@ -61,7 +59,7 @@ export function browseCommands(program: Command): void {
         const first = count - messages.length + 1;
         const lines = [showHeading(key, info, count), ...messages.map((message, i) => showMessage(message, first + i))];
         process.stdout.write(`${lines.join("\n")}\n`);
-      });
+      }, { keys: options.keys });
     });
 
   storeAndFilter(program.command("stats").description("how many sessions and messages the store holds"))
@@ -83,6 +81,6 @@ export function browseCommands(program: Command): void {
         const stats = { store: label, sessions, messages, users: users.size, largestSession: largest };
         if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
         else process.stdout.write(`${label}: ${sessions} sessions, ${messages} messages, ${users.size} users (userId), largest session ${largest} messages\n`);
-      });
+      }, { keys: options.keys });
     });
 }

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { Command } from "commander";
 import { UsageError } from "./cli-error.js";
-import { filterOptions, storeAndFilter } from "./options.js";
+import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
 import { headerLine, readExport, snapshotLines } from "./export-format.js";
 import { type LangChainLayout, langChainSessions } from "./langchain-sources.js";
 import { migrate } from "./migrate.js";
@@ -49,14 +49,12 @@ export function dataCommands(program: Command): void {
           await once(out, "finish");
         }
         process.stderr.write(`exported ${sessions} sessions, ${messages} messages\n`);
-      });
+      }, { keys: options.keys });
     });
 
-  program
-    .command("import")
+  storeOptions(program.command("import"))
     .description("read sessions into a store: a memoria export, or LangChain's Redis, PostgreSQL or file histories")
     .argument("<source>", "an export file (.jsonl), LangChain's history file (.json), or a redis:// or postgres:// URL")
-    .option("--store <url>", "the store to write into")
     .option("--from <layout>", `what the source holds: ${LAYOUTS.join(", ")} (guessed from the source)`)
     .option("--pattern <glob>", "langchain-redis: which keys hold histories", "*")
     .option("--strip-prefix <prefix>", "langchain-redis: cut this off each key to give the sessionId")
@@ -76,7 +74,7 @@ export function dataCommands(program: Command): void {
           sessions++;
         }
         process.stdout.write(`imported ${sessions} sessions: ${appended} messages appended, ${seen - appended} already there\n`);
-      }, true);
+      }, { create: true, keys: options.keys });
     });
 
   filterOptions(
@@ -84,22 +82,26 @@ export function dataCommands(program: Command): void {
       .command("migrate")
       .description("copy every session (messages, state, title, metadata) to another store; safe to stop and run again")
       .requiredOption("--from <url>", "the store to copy from")
-      .requiredOption("--to <url>", "the store to copy into"),
+      .requiredOption("--to <url>", "the store to copy into")
+      .option("--from-keys <file>", "the master keys of the source, if it is encrypted (its sessions are opened)")
+      .option("--to-keys <file>", "the master keys to seal the copies with, if the target is to be encrypted"),
   )
     .option("--concurrency <n>", "sessions copied at once", "8")
     .option("--no-verify", "skip reading everything back to compare")
     .action(async (options) => {
       const width = Number(options.concurrency);
       if (!Number.isSafeInteger(width) || width < 1 || width > 64) throw new UsageError(`--concurrency takes 1 to 64, got ${JSON.stringify(options.concurrency)}.`);
-      await withStore(options.from, (from) =>
-        withStore(options.to, (to) => migrate(from, to, { filter: parseFilter(options), width, verify: options.verify !== false }), true),
+      await withStore(
+        options.from,
+        (from) => withStore(options.to, (to) => migrate(from, to, { filter: parseFilter(options), width, verify: options.verify !== false }), { create: true, keys: options.toKeys }),
+        { keys: options.fromKeys },
       );
     });
 
   program
     .command("prune")
     .description("delete expired sessions now (stores with a TTL); Redis expires them by itself")
-    .option("--store <url>", "the store")
+    .option("--store <url>", "the store (no keys needed: expiry is in the clear)")
     .action(async (options) => {
       await withStore(options.store, async ({ store }) => {
         if (!store.prune) {
@@ -132,6 +134,6 @@ export function dataCommands(program: Command): void {
         if (!options.yes) throw new UsageError(`this would erase ${what}; run again with --yes to erase them.`);
         const erased = await store.delete(filter);
         process.stdout.write(`erased ${erased} sessions (${messages} messages), with their state, titles, metadata and locks\n`);
-      });
+      }, { keys: options.keys });
     });
 }

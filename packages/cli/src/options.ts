@@ -10,9 +10,16 @@ export function filterOptions(command: Command, verb = "only"): Command {
     .option("--where <field=value>", `${verb} sessions whose key has this field value (repeatable)`, collect);
 }
 
-/** `--store` and the filter. */
+/** `--store`, and `--keys` for a store the app encrypts. */
+export function storeOptions(command: Command): Command {
+  return command
+    .option("--store <url>", "the store (sqlite:./x.db, postgres://…, redis://…, mongodb://…, file:./dir; or MEMORIA_STORE)")
+    .option("--keys <file>", "the master keys of an encrypted store, as JSON (see docs/cli.md)");
+}
+
+/** `--store`, `--keys` and the filter. */
 export function storeAndFilter(command: Command, verb = "only"): Command {
-  return filterOptions(command.option("--store <url>", "the store (sqlite:./x.db, postgres://…, redis://…, mongodb://…, file:./dir; or MEMORIA_STORE)"), verb);
+  return filterOptions(storeOptions(command), verb);
 }
 
 /** A whole number >= 1 given to `name`. */

@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { browseCommands } from "./commands-browse.js";
 import { dataCommands } from "./commands-data.js";
+import { keyCommands } from "./commands-keys.js";
 
 /** The `memoria` command. Every store is named by a URL (`--store`, or MEMORIA_STORE). */
 export function memoriaProgram(version: string): Command {
@@ -11,5 +12,6 @@ export function memoriaProgram(version: string): Command {
     .configureHelp({ sortSubcommands: false });
   browseCommands(program);
   dataCommands(program);
+  keyCommands(program);
   return program;
 }

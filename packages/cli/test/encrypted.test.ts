@@ -1,0 +1,54 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { encryptStore } from "@memoria/privacy";
+import { afterAll, describe, expect, it } from "vitest";
+import { openStore } from "../src/store-url.js";
+import { memoria } from "./run-cli.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-keys-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function keyFile(name: string, content: object): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(content), { mode: 0o600 });
+  return path;
+}
+
+describe("memoria on an encrypted store", () => {
+  it("reads through --keys, rotates the master key with rekey, and says when a key is missing", async () => {
+    const A = randomBytes(32).toString("base64");
+    const B = randomBytes(32).toString("base64");
+    const onlyA = keyFile("a.json", { activeKeyId: "A", keys: { A } });
+    const rotate = keyFile("ab.json", { activeKeyId: "B", keys: { A, B } });
+    const onlyB = keyFile("b.json", { activeKeyId: "B", keys: { B } });
+    const url = `sqlite:${join(dir, "sealed.db")}`;
+    const { store } = await openStore(url, { create: true });
+    const sealed = encryptStore(store, { keys: { A }, activeKeyId: "A" });
+    for (const n of [1, 2, 3]) {
+      const key = { userId: "ada", conversationId: `c${n}` };
+      await sealed.append(key, [new HumanMessage(`secret question ${n}`), new AIMessage(`secret answer ${n}`)]);
+      await sealed.setInfo(key, { title: `Secret ${n}` });
+    }
+    await sealed.close();
+
+    const listed = await memoria(["sessions", "--store", url, "--keys", onlyA, "--json"]);
+    expect(listed.stderr).toBe("");
+    expect(listed.stdout.trim().split("\n").map((line) => JSON.parse(line).title)).toEqual(["Secret 3", "Secret 2", "Secret 1"]);
+    const rekeyed = await memoria(["rekey", "--store", url, "--keys", rotate]);
+    expect(rekeyed.stdout).toBe("rekeyed: 3 of 3 sessions rewrapped under the active key; the others were under it already\n");
+    expect((await memoria(["rekey", "--store", url, "--keys", rotate])).stdout).toContain("rekeyed: 0 of 3");
+    const shown = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyB]);
+    expect(shown.stdout).toContain("[1] human: secret question 2");
+    const stale = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyA]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toMatch(/^memoria: .*master key "B".*\(INTEGRITY\)\n$/);
+    const noKeys = await memoria(["rekey", "--store", url]);
+    expect(noKeys.code).toBe(2);
+    const badFile = await memoria(["sessions", "--store", url, "--keys", join(dir, "missing.json")]);
+    expect(badFile.code).toBe(2);
+    expect(badFile.stderr).toMatch(/^memoria: cannot read the key file .*missing\.json/);
+  });
+});
