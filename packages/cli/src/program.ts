@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { browseCommands } from "./commands-browse.js";
 import { dataCommands } from "./commands-data.js";
 import { keyCommands } from "./commands-keys.js";
+import { studioCommand } from "./commands-studio.js";
 
 /** The `memoria` command. Every store is named by a URL (`--store`, or MEMORIA_STORE). */
 export function memoriaProgram(version: string): Command {
@@ -13,5 +14,6 @@ export function memoriaProgram(version: string): Command {
   browseCommands(program);
   dataCommands(program);
   keyCommands(program);
+  studioCommand(program);
   return program;
 }

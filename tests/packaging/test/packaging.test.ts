@@ -3,9 +3,10 @@
  * turns workspace ranges into versions), linted with publint and arethetypeswrong,
  * then installed with npm into a fresh project outside the workspace, where two
  * turns run on createSqliteStore from ESM, CommonJS and TypeScript (node16 and
- * bundler resolution), and the `memoria` command lists what they stored.
+ * bundler resolution), and the `memoria` command lists what they stored and
+ * serves its studio page.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +64,33 @@ describe("installed with npm into a fresh project", () => {
     await run("node", ["two-turns.mjs", join(project, "cli.db")], project);
     const listed = (await run("npx", ["--no-install", "memoria", "sessions", "--store", "sqlite:cli.db", "--json"], project)).trim().split("\n");
     expect(listed.map((line) => JSON.parse(line).messageCount)).toEqual([4]);
+  });
+
+  it("serves memoria studio's page and its frontend from the installed package, offline", async () => {
+    // node on the installed bin itself (not npx), so that stopping it stops the server.
+    const bin = join(project, "node_modules", ".bin", "memoria");
+    const child = spawn(process.execPath, [bin, "studio", "--store", "sqlite:cli.db"], { cwd: project, stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      let output = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no URL printed:\n${output}`)), 60_000);
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+          const found = /http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.exec(output)?.[0];
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          }
+        });
+      });
+      const token = new URL(url).searchParams.get("token") as string;
+      for (const path of ["/", "/app.js", "/views.js", "/app.css", "/vendor/preact.js", "/vendor/hooks.js", "/vendor/htm.js"]) {
+        const response = await fetch(new URL(path, url), { headers: { authorization: `Bearer ${token}` } });
+        expect(response.status, path).toBe(200);
+      }
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 
   it("runs two turns from an ES module", async () => {

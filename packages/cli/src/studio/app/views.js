@@ -1,0 +1,190 @@
+import { h } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import htm from "htm";
+
+const html = htm.bind(h);
+
+/** The studio's API; a failure is an Error with the server's message. */
+export async function api(path, body) {
+  const response = await fetch(`/api/${path}`, body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(data.error ?? `${response.status} ${response.statusText}`);
+  return data;
+}
+
+export const when = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—");
+
+function text(content) {
+  if (typeof content === "string") return content;
+  return (content ?? []).map((block) => (typeof block === "string" ? block : block.type === "text" ? block.text : `[${block.type}]`)).join(" ");
+}
+
+/** One message as a bubble: tool calls and results collapsed with their arguments pretty-printed, usage and model shown. */
+function Bubble({ message, onDelete, extra }) {
+  const { type, data } = message;
+  const who = type === "generic" ? data.role : type === "tool" || type === "function" ? `${type} ${data.name ?? ""}` : type;
+  const partial = data.response_metadata?.memoria_partial;
+  const usage = data.usage_metadata;
+  const model = data.response_metadata?.model_name ?? data.response_metadata?.model;
+  const body = html`<div class="text">${text(data.content)}</div>`;
+  return html`<li class=${`bubble ${type}`} aria-label=${`message ${message.position + 1}, ${who}`}>
+    <div class="who">
+      <span>#${message.position + 1} ${who}</span>
+      ${partial && html`<span class="partial">partial answer</span>`}
+      ${data.tool_call_id && html`<span>answers ${data.tool_call_id}</span>`}
+      ${model && html`<span>${model}</span>`}
+      ${usage && html`<span>${usage.input_tokens} in / ${usage.output_tokens} out tokens</span>`}
+      ${extra}
+      ${onDelete && html`<button class="danger" aria-label=${`Delete message ${message.position + 1}`} onClick=${onDelete}>Delete</button>`}
+    </div>
+    ${type === "tool" || type === "function" ? html`<details><summary>Result</summary>${body}${data.artifact !== undefined && html`<pre>${JSON.stringify(data.artifact, null, 2)}</pre>`}</details>` : body}
+    ${(data.tool_calls ?? []).map(
+      (call) => html`<details class="call"><summary>Tool call: ${call.name} (${call.id})</summary><pre>${JSON.stringify(call.args, null, 2)}</pre></details>`,
+    )}
+    ${(data.invalid_tool_calls ?? []).map((call) => html`<details class="call"><summary>Invalid tool call: ${call.name ?? "?"}</summary><pre>${call.args}\n${call.error ?? ""}</pre></details>`)}
+  </li>`;
+}
+
+function Transcript({ id, about, onChanged }) {
+  const [state, setState] = useState({ messages: [], from: 0, count: 0, error: undefined });
+  const [status, setStatus] = useState("");
+  const load = async (before) => {
+    try {
+      const page = await api(`transcript?key=${encodeURIComponent(id)}${before === undefined ? "" : `&before=${before}`}`);
+      setState((old) => ({ ...page, messages: before === undefined ? page.messages : [...page.messages, ...old.messages] }));
+    } catch (error) {
+      setState((old) => ({ ...old, error: error.message }));
+    }
+  };
+  useEffect(() => {
+    load();
+  }, [id]);
+  const remove = (position) => async () => {
+    if (!confirm(`Delete message ${position + 1}? Tool results it called for go with it.`)) return;
+    try {
+      const result = await api("delete-message", { key: id, at: position });
+      setStatus(`Deleted; ${result.count} messages left${result.reset.length ? `; reset ${result.reset.join(", ")}` : ""}.`);
+      await load();
+      onChanged();
+    } catch (error) {
+      setStatus(error.message);
+    }
+  };
+  return html`<div>
+    ${state.error && html`<p class="error" role="alert">${state.error}</p>`}
+    <p class="status" aria-live="polite">${status}</p>
+    ${state.from > 0 && html`<button onClick=${() => load(state.from)}>Load older messages (${state.from} more)</button>`}
+    <ol class="transcript">
+      ${state.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} onDelete=${about.write ? remove(m.position) : undefined} />`)}
+    </ol>
+  </div>`;
+}
+
+function Preview({ id }) {
+  const [strategy, setStrategy] = useState("window");
+  const [k, setK] = useState(3);
+  const [maxTokens, setMaxTokens] = useState(200);
+  const [result, setResult] = useState(undefined);
+  useEffect(() => {
+    api(`preview?key=${encodeURIComponent(id)}&strategy=${strategy}&k=${k}&maxTokens=${maxTokens}`).then(setResult, (error) => setResult({ error: error.message }));
+  }, [id, strategy, k, maxTokens]);
+  return html`<div>
+    <div class="actions">
+      <label>Memory strategy
+        <select value=${strategy} onChange=${(e) => setStrategy(e.target.value)}>
+          <option value="buffer">whole history (buffer)</option>
+          <option value="window">last k turns (window)</option>
+          <option value="tokens">token budget</option>
+        </select>
+      </label>
+      ${strategy === "window" && html`<label>k (turns)<input type="number" min="1" value=${k} onInput=${(e) => setK(Number(e.target.value) || 1)} /></label>`}
+      ${strategy === "tokens" && html`<label>Token budget<input type="number" min="1" value=${maxTokens} onInput=${(e) => setMaxTokens(Number(e.target.value) || 1)} /></label>`}
+    </div>
+    ${result?.error && html`<p class="error" role="alert">${result.error}</p>`}
+    ${result && !result.error && html`<p class="meta" aria-live="polite">The next turn's prompt gets ${result.messages.length} of ${result.of} messages, ${result.tokens} tokens.</p>
+      ${result.summaries.length > 0 && html`<p class="meta">Stored summaries: a summary strategy puts these before the messages it keeps.</p>`}
+      ${result.summaries.map((s) => html`<div class="bubble system"><div class="who">summary state "${s.name}"</div><div class="text">${s.summary}</div></div>`)}
+      <ol class="transcript">${result.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} extra=${html`<span>${m.tokens} tokens</span>`} />`)}</ol>`}
+  </div>`;
+}
+
+function DerivedState({ id }) {
+  const [result, setResult] = useState(undefined);
+  useEffect(() => {
+    api(`state?key=${encodeURIComponent(id)}`).then(setResult, (error) => setResult({ error: error.message }));
+  }, [id]);
+  if (!result) return html`<p class="meta">Loading…</p>`;
+  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  const names = Object.keys(result.state);
+  return html`<div>
+    <table>
+      <caption class="meta">Conversation info</caption>
+      <tbody>
+        <tr><th scope="row">created</th><td>${when(result.info?.createdAt)}</td></tr>
+        <tr><th scope="row">last active</th><td>${when(result.info?.lastActiveAt)}</td></tr>
+        <tr><th scope="row">metadata</th><td><pre>${JSON.stringify(result.info?.metadata ?? {}, null, 2)}</pre></td></tr>
+      </tbody>
+    </table>
+    ${names.length === 0 ? html`<p class="meta">No derived state (summaries, entities, …) for this conversation.</p>` : names.map((name) => html`<details open><summary>${name}</summary><pre>${JSON.stringify(result.state[name], null, 2)}</pre></details>`)}
+  </div>`;
+}
+
+const TABS = [
+  ["transcript", "Transcript"],
+  ["preview", "What the model saw"],
+  ["state", "Derived state"],
+];
+
+/** A conversation: heading, tabs, and the actions `--write` allows. */
+export function SessionView({ id, about, onChanged, onGone }) {
+  const [tab, setTab] = useState("transcript");
+  const [info, setInfo] = useState(undefined);
+  const [status, setStatus] = useState("");
+  useEffect(() => {
+    api(`state?key=${encodeURIComponent(id)}`).then((r) => setInfo({ ...r.info, key: r.key }), () => setInfo({}));
+  }, [id]);
+  const key = info?.key ?? {};
+  const off = about.write ? undefined : "Start the studio with --write to allow this";
+  const branch = async () => {
+    const name = prompt("New conversation id for the copy:", `${key.conversationId ?? key.sessionId ?? "copy"}-branch`);
+    if (!name) return;
+    const field = "conversationId" in key ? "conversationId" : "sessionId";
+    const to = Object.entries({ ...key, [field]: name }).sort(([a], [b]) => (a < b ? -1 : 1)).map(([f, v]) => `${f}=${encodeURIComponent(v)}`).join("&");
+    try {
+      const result = await api("branch", { key: id, to });
+      setStatus(`Branched ${result.messages} messages into ${name}.`);
+      onChanged();
+    } catch (error) {
+      setStatus(error.message);
+    }
+  };
+  const erase = async () => {
+    const user = key.userId;
+    const preview = await api(`erase-preview?user=${encodeURIComponent(user)}`);
+    if (!confirm(`Erase user ${user}: ${preview.sessions} conversations and ${preview.messages} messages, with their state and titles? This cannot be undone.`)) return;
+    try {
+      const result = await api("erase", { user });
+      onGone(`Erased ${result.erased} conversations of ${user}.`);
+    } catch (error) {
+      setStatus(error.message);
+    }
+  };
+  return html`<section class="session" aria-label="Conversation">
+    <div class="heading">
+      <h2>${info?.title ?? Object.entries(key).map(([f, v]) => `${f}=${v}`).join(" ")}</h2>
+      <span class="meta">${Object.entries(key).map(([f, v]) => `${f}=${v}`).join(" · ")} · ${info?.messageCount ?? "?"} messages · created ${when(info?.createdAt)} · last active ${when(info?.lastActiveAt)}</span>
+    </div>
+    <div class="actions" aria-label="Actions">
+      ${about.write ? html`<a class="button" href=${`/api/export?key=${encodeURIComponent(id)}`} download>Export JSONL</a>` : html`<button disabled title=${off}>Export JSONL</button>`}
+      <button disabled=${!about.write} title=${off} onClick=${branch}>Branch</button>
+      ${key.userId !== undefined && html`<button class="danger" disabled=${!about.write} title=${off} onClick=${erase}>Erase user ${key.userId}</button>`}
+    </div>
+    <p class="status" aria-live="polite">${status}</p>
+    <div role="tablist" aria-label="Views">
+      ${TABS.map(([name, label]) => html`<button role="tab" id=${`tab-${name}`} aria-selected=${tab === name ? "true" : "false"} onClick=${() => setTab(name)}>${label}</button>`)}
+    </div>
+    <div role="tabpanel" aria-labelledby=${`tab-${tab}`}>
+      ${tab === "transcript" ? html`<${Transcript} id=${id} about=${about} onChanged=${onChanged} />` : tab === "preview" ? html`<${Preview} id=${id} />` : html`<${DerivedState} id=${id} />`}
+    </div>
+  </section>`;
+}

@@ -1,0 +1,208 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect } from "node:net";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { HistoryStore } from "@memoria/core";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { openStore } from "../src/store-url.js";
+import { launchChromium, runStudio } from "./studio-process.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-studio-"));
+// UPDATE_SCREENSHOTS=1 refreshes the images the docs show; otherwise they go to a temporary folder.
+const shots = process.env.UPDATE_SCREENSHOTS ? join(import.meta.dirname, "..", "..", "..", "docs", "images") : join(dir, "shots");
+mkdirSync(shots, { recursive: true });
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Ada's conversation about the weather (a tool call, its result, usage, a summary) and Bob's. */
+async function seed(store: HistoryStore): Promise<void> {
+  const weather = { userId: "ada", conversationId: "weather" };
+  await store.append(weather, [
+    new HumanMessage("What is the weather in Paris?"),
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "weather", args: { city: "Paris", unit: "C" }, type: "tool_call" }],
+      response_metadata: { model_name: "gpt-4o-mini" },
+      usage_metadata: { input_tokens: 42, output_tokens: 9, total_tokens: 51 },
+    }),
+    new ToolMessage({ content: "18°C, sunny", tool_call_id: "call_1", name: "weather" }),
+    new AIMessage({ content: "It is 18°C and sunny in Paris.", response_metadata: { model_name: "gpt-4o-mini" } }),
+    new HumanMessage("And tomorrow?"),
+    new AIMessage({ content: "Rain in the after", response_metadata: { memoria_partial: true } }),
+  ]);
+  await store.setInfo?.(weather, { title: "Weather in Paris", metadata: { pinned: true } });
+  await store.setState(weather, "summary", { summary: "Ada asked about the weather in Paris.", folded: 4, trimmed: 0 });
+  await store.append({ userId: "bob", conversationId: "intro" }, [new HumanMessage("Hi, I am Bob"), new AIMessage("Hello Bob!")]);
+}
+
+async function seeded(url: string): Promise<void> {
+  const { store } = await openStore(url, { create: true });
+  try {
+    await seed(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function open(url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+  await page.goto(url);
+  await page.getByRole("navigation", { name: "Conversations" }).getByText("Weather in Paris").waitFor();
+  return page;
+}
+
+describe("memoria studio", () => {
+  it("answers 401 without the token, refuses other hosts, and listens on loopback only", async () => {
+    const url = `sqlite:${join(dir, "guard.db")}`;
+    await seeded(url);
+    const studio = await runStudio(["--store", url]);
+    try {
+      expect((await fetch(`${studio.base}/api/about`)).status).toBe(401);
+      expect((await fetch(`${studio.base}/`)).status).toBe(401);
+      expect((await fetch(`${studio.base}/api/about?token=wrong${studio.token}`)).status).toBe(401);
+      expect((await fetch(`${studio.base}/api/about`, { headers: { authorization: `Bearer ${studio.token}` } })).status).toBe(200);
+      const page = await fetch(studio.url);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/);
+      const port = Number(new URL(studio.base).port);
+      const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+      if (outside) {
+        const refused = await new Promise<boolean>((resolve) => {
+          const socket = connect({ host: outside, port }, () => {
+            socket.destroy();
+            resolve(false);
+          });
+          socket.on("error", () => resolve(true));
+        });
+        expect(refused, `port ${port} must not answer on ${outside}`).toBe(true);
+      }
+    } finally {
+      await studio.stop();
+    }
+  });
+
+  it("browses a SQLite store: conversations, a transcript with its tool call, what the model saw, derived state", async () => {
+    const url = `sqlite:${join(dir, "browse.db")}`;
+    await seeded(url);
+    const studio = await runStudio(["--store", url]);
+    const page = await open(studio.url);
+    try {
+      expect(page.url()).not.toContain("token="); // taken out of the address bar
+      const list = page.getByRole("navigation", { name: "Conversations" });
+      const entries = await list.getByRole("listitem").allInnerTexts();
+      expect(entries).toEqual([expect.stringContaining("userId=bob conversationId=intro"), expect.stringMatching(/^Weather in Paris\nada · weather · 6 messages · \d{4}-/)]);
+      await list.getByText("Weather in Paris").click();
+      const call = page.getByText("Tool call: weather (call_1)");
+      await call.waitFor();
+      await expect(page.locator("details.call pre").isVisible()).resolves.toBe(false); // collapsed by default
+      await call.click();
+      await expect(page.locator("details.call pre").textContent()).resolves.toContain('"city": "Paris"');
+      await expect(page.getByText("partial answer").count()).resolves.toBe(1);
+      await expect(page.getByText("42 in / 9 out tokens").count()).resolves.toBe(1);
+      await page.screenshot({ path: join(shots, "studio-transcript.png") });
+
+      await page.getByRole("tab", { name: "What the model saw" }).click();
+      await page.getByLabel("k (turns)").fill("1");
+      await page.getByText("The next turn's prompt gets 2 of 6 messages").waitFor();
+      await expect(page.getByText("Ada asked about the weather in Paris.").count()).resolves.toBe(1);
+      await page.getByLabel("Memory strategy").selectOption("buffer");
+      await page.getByText("The next turn's prompt gets 6 of 6 messages").waitFor();
+      await page.screenshot({ path: join(shots, "studio-model-view.png") });
+
+      await page.getByRole("tab", { name: "Derived state" }).click();
+      await page.getByText('"folded": 4').waitFor();
+      await page.screenshot({ path: join(shots, "studio-state.png") });
+
+      await page.getByLabel("User (userId)").fill("bob");
+      await list.getByText("userId=bob conversationId=intro").waitFor();
+      await expect(list.getByRole("listitem").count()).resolves.toBe(1);
+    } finally {
+      await page.close();
+      await studio.stop();
+    }
+  });
+
+  it("refuses to erase without --write, and with --write erases a user after showing what will go", async () => {
+    const url = `sqlite:${join(dir, "erase.db")}`;
+    await seeded(url);
+    const readOnly = await runStudio(["--store", url]);
+    try {
+      const page = await open(readOnly.url);
+      await page.getByText("Weather in Paris").click();
+      await expect(page.getByRole("button", { name: "Erase user ada" }).isDisabled()).resolves.toBe(true);
+      const refused = await page.evaluate(() => fetch("/api/erase", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ user: "ada" }) }).then((r) => r.status));
+      expect(refused).toBe(403);
+      await page.close();
+    } finally {
+      await readOnly.stop();
+    }
+    const writable = await runStudio(["--store", url, "--write"]);
+    try {
+      const page = await open(writable.url);
+      await page.getByText("Weather in Paris").click();
+      const dialogs: string[] = [];
+      page.on("dialog", (dialog) => {
+        dialogs.push(dialog.message());
+        void dialog.accept();
+      });
+      await page.getByRole("button", { name: "Erase user ada" }).click();
+      await page.getByText("Erased 1 conversations of ada.").waitFor();
+      expect(dialogs).toEqual([expect.stringContaining("Erase user ada: 1 conversations and 6 messages")]);
+      await expect(page.getByRole("navigation", { name: "Conversations" }).getByText("Weather in Paris").count()).resolves.toBe(0);
+      await page.close();
+    } finally {
+      await writable.stop();
+    }
+    const { store } = await openStore(url);
+    expect(await store.count({ userId: "ada", conversationId: "weather" })).toBe(0);
+    expect(await store.count({ userId: "bob", conversationId: "intro" })).toBe(2);
+    await store.close();
+  });
+
+  it("browses a Redis store", async () => {
+    const url = `${inject("redisUrl")}?prefix=studio:${crypto.randomUUID()}:`;
+    await seeded(url);
+    const studio = await runStudio(["--store", url]);
+    try {
+      const page = await open(studio.url);
+      await page.getByText("Weather in Paris").click();
+      await page.getByText("It is 18°C and sunny in Paris.").waitFor();
+      await page.close();
+    } finally {
+      await studio.stop();
+    }
+  });
+
+  it("opens a conversation of 100,000 messages a page at a time", async () => {
+    const url = `sqlite:${join(dir, "long.db")}`;
+    const { store } = await openStore(url, { create: true });
+    const key = { userId: "ada", conversationId: "long" };
+    for (let from = 0; from < 100_000; from += 2_000) {
+      await store.append(key, Array.from({ length: 2_000 }, (_, i) => ((from + i) % 2 === 0 ? new HumanMessage(`question ${from + i}`) : new AIMessage(`answer ${from + i}`))));
+    }
+    await store.setInfo!(key, { title: "Weather in Paris, at length" });
+    await store.close();
+    const studio = await runStudio(["--store", url]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(studio.url);
+      await page.getByText("Weather in Paris, at length").click();
+      await page.getByText("answer 99999").waitFor();
+      await expect(page.locator("ol.transcript > li").count()).resolves.toBe(100);
+      await page.getByRole("button", { name: "Load older messages (99900 more)" }).click();
+      await page.getByText("question 99800").waitFor();
+      await expect(page.locator("ol.transcript > li").count()).resolves.toBe(200);
+      await page.close();
+    } finally {
+      await studio.stop();
+    }
+  }, 120_000);
+});
