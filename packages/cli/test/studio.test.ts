@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:net";
@@ -73,6 +73,11 @@ describe("memoria studio", () => {
       expect(page.status).toBe(200);
       expect(page.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/);
       const port = Number(new URL(studio.base).port);
+      // The kernel's table of listening sockets: the studio's port is bound to 127.0.0.1 and nothing else.
+      const hex = port.toString(16).toUpperCase().padStart(4, "0");
+      const listening = readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1).map((line) => line.trim().split(/\s+/)).filter((f) => f[3] === "0A" && f[1]?.endsWith(`:${hex}`)).map((f) => f[1]);
+      expect(listening).toEqual([`0100007F:${hex}`]);
+      expect(readFileSync("/proc/net/tcp6", "utf8")).not.toContain(`:${hex} 00000000000000000000000000000000:0000 0A`);
       const outside = Object.values(networkInterfaces()).flat().find((a) => a && a.family === "IPv4" && !a.internal)?.address;
       if (outside) {
         const refused = await new Promise<boolean>((resolve) => {
@@ -164,6 +169,44 @@ describe("memoria studio", () => {
     const { store } = await openStore(url);
     expect(await store.count({ userId: "ada", conversationId: "weather" })).toBe(0);
     expect(await store.count({ userId: "bob", conversationId: "intro" })).toBe(2);
+    await store.close();
+  });
+
+  it("with --write: deletes a message (its tool result goes with its call), branches, and exports a conversation", async () => {
+    const url = `sqlite:${join(dir, "actions.db")}`;
+    await seeded(url);
+    const studio = await runStudio(["--store", url, "--write"]);
+    const page = await open(studio.url);
+    try {
+      const answers: string[] = [];
+      page.on("dialog", (dialog) => {
+        answers.push(dialog.message());
+        void (dialog.type() === "prompt" ? dialog.accept("weather-branch") : dialog.accept());
+      });
+      await page.getByText("Weather in Paris").click();
+      await page.getByRole("button", { name: "Delete message 2" }).click();
+      await page.getByText("Deleted; 4 messages left; reset summary.").waitFor();
+      await expect(page.getByText("Tool call: weather").count()).resolves.toBe(0);
+      await expect(page.locator("ol.transcript > li").count()).resolves.toBe(4);
+
+      await page.getByRole("button", { name: "Branch" }).click();
+      await page.getByText("Branched 4 messages into weather-branch.").waitFor();
+      await page.getByRole("navigation", { name: "Conversations" }).getByText("weather-branch").waitFor({ timeout: 8000 });
+
+      const exported = await page.evaluate(async () => {
+        const link = document.querySelector("a.button[download]") as HTMLAnchorElement;
+        return (await fetch(link.href)).text();
+      });
+      const lines = exported.trim().split("\n").map((line) => JSON.parse(line));
+      expect(lines[0]).toMatchObject({ format: "memoria-export" });
+      expect(lines[1]).toMatchObject({ session: { userId: "ada", conversationId: "weather" }, title: "Weather in Paris", messages: 4 });
+      expect(answers[0]).toContain("Delete message 2?");
+    } finally {
+      await page.close();
+      await studio.stop();
+    }
+    const { store } = await openStore(url);
+    expect(await store.count({ userId: "ada", conversationId: "weather-branch" })).toBe(4);
     await store.close();
   });
 
