@@ -56,7 +56,7 @@ describe("installed with npm into a fresh project", () => {
   beforeAll(async () => {
     cpSync(fixtures, project, { recursive: true });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh-app", version: "1.0.0", private: true }));
-    const memoriaTarballs = ["core", "sql", "file", "redis", "mongodb", "cli"].map(tarballOf);
+    const memoriaTarballs = ["core", "sql", "file", "redis", "mongodb", "memory", "privacy", "cli"].map(tarballOf);
     await run("npm", ["install", "--no-audit", "--no-fund", ...memoriaTarballs, "@langchain/core@^1.1.0", "better-sqlite3@^12.4.1", "typescript@~5.9.3", "@types/node@^20.19.0"], project);
   });
 
