@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import Table from "cli-table3";
-import { type SessionInfo, encodeSessionKey } from "@memoria/core";
+import { type SessionInfo, encodeMessage, encodeSessionKey } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
 import { positive, storeAndFilter, storeOptions } from "./options.js";
 import { parseFilter, parseSession, showKey } from "./session-arg.js";
@@ -52,7 +52,6 @@ export function browseCommands(program: Command): void {
         const [messages, count, info] = await Promise.all([store.read(key, { last }), store.count(key), store.info?.(key)]);
         if (count === 0 && !info) throw new UsageError(`no session ${showKey(key)} in this store (see memoria sessions).`);
         if (options.json) {
-          const { encodeMessage } = await import("@memoria/core");
           for (const [i, message] of messages.entries()) process.stdout.write(`${JSON.stringify(encodeMessage(message, i))}\n`);
           return;
         }

@@ -193,10 +193,8 @@ describe("memoria studio", () => {
       await page.getByText("Branched 4 messages into weather-branch.").waitFor();
       await page.getByRole("navigation", { name: "Conversations" }).getByText("weather-branch").waitFor({ timeout: 8000 });
 
-      const exported = await page.evaluate(async () => {
-        const link = document.querySelector("a.button[download]") as HTMLAnchorElement;
-        return (await fetch(link.href)).text();
-      });
+      const href = await page.getByRole("link", { name: "Export JSONL" }).getAttribute("href");
+      const exported = await page.evaluate(async (path) => (await fetch(path as string)).text(), href);
       const lines = exported.trim().split("\n").map((line) => JSON.parse(line));
       expect(lines[0]).toMatchObject({ format: "memoria-export" });
       expect(lines[1]).toMatchObject({ session: { userId: "ada", conversationId: "weather" }, title: "Weather in Paris", messages: 4 });
