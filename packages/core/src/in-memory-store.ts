@@ -39,11 +39,8 @@ import {
   type InfoPage,
   type InfoPatch,
   type SessionInfo,
-  afterCursor,
-  byRecent,
   checkInfoPatch,
-  parseRecentCursor,
-  recentCursor,
+  recentPage,
   sessionInfo,
 } from "./session-info.js";
 
@@ -226,19 +223,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     // A scan and a sort: the sessions are in this process's memory already.
     async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
       ensureOpen();
-      const match = createKeyFilter(filter);
-      const limit = listLimit(listOptions);
-      const after = parseRecentCursor(listOptions?.cursor);
-      const found: { id: string; lastActiveAt: number; session: Session }[] = [];
-      for (const id of live()) {
-        const session = sessions.get(id) as Session;
-        if (afterCursor(after, session.activeAt, id) && keyMatches(decodeSessionKey(id), match)) found.push({ id, lastActiveAt: session.activeAt, session });
-      }
-      found.sort(byRecent);
-      const page = found.slice(0, limit);
-      const last = page[page.length - 1];
-      const result: InfoPage = { sessions: page.map((entry) => infoOf(entry.id, entry.session)) };
-      if (found.length > limit && last) result.cursor = recentCursor(last.lastActiveAt, last.id);
+      const entries = live().map((id) => ({ id, lastActiveAt: (sessions.get(id) as Session).activeAt }));
+      const { page, cursor } = recentPage(entries, (entry) => decodeSessionKey(entry.id), filter, listOptions);
+      const result: InfoPage = { sessions: page.map((entry) => infoOf(entry.id, sessions.get(entry.id) as Session)) };
+      if (cursor) result.cursor = cursor;
       return result;
     },
 

@@ -76,6 +76,7 @@ export {
   checkInfoPatch,
   parseRecentCursor,
   recentCursor,
+  recentPage,
   sessionInfo,
 } from "./session-info.js";
 export {

@@ -1,6 +1,7 @@
 import { MemoriaError } from "./errors.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
-import type { SessionKey } from "./session-key.js";
+import { listLimit } from "./history-store.js";
+import { type SessionKey, createKeyFilter, keyMatches } from "./session-key.js";
 
 /** What a store knows about one conversation besides its messages. */
 export interface SessionInfo {
@@ -125,6 +126,28 @@ export function parseRecentCursor(cursor: string | undefined): { lastActiveAt: n
 export function afterCursor(after: { lastActiveAt: number; id: string } | undefined, lastActiveAt: number, id: string): boolean {
   if (!after) return true;
   return lastActiveAt < after.lastActiveAt || (lastActiveAt === after.lastActiveAt && id > after.id);
+}
+
+/**
+ * One `recent` page of sessions a store scans (it has no index to walk): those
+ * matching `filter` and after the cursor, newest first, at most `limit`, with the
+ * cursor of the next page when there is one. `key` gives an entry's session key.
+ */
+export function recentPage<T extends { lastActiveAt: number; id: string }>(
+  entries: Iterable<T>,
+  key: (entry: T) => SessionKey,
+  filter: Readonly<Record<string, unknown>> | undefined,
+  options: { limit?: number; cursor?: string } | undefined,
+): { page: T[]; cursor?: string } {
+  const match = createKeyFilter(filter);
+  const limit = listLimit(options);
+  const after = parseRecentCursor(options?.cursor);
+  const found: T[] = [];
+  for (const entry of entries) if (afterCursor(after, entry.lastActiveAt, entry.id) && keyMatches(key(entry), match)) found.push(entry);
+  found.sort(byRecent);
+  const page = found.slice(0, limit);
+  const last = page[page.length - 1];
+  return found.length > limit && last ? { page, cursor: recentCursor(last.lastActiveAt, last.id) } : { page };
 }
 
 /** Newest activity first; ties by encoded key. */

@@ -8,15 +8,9 @@ import {
   type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
-  afterCursor,
-  byRecent,
-  createKeyFilter,
   createSessionKey,
   encodeSessionKey,
-  keyMatches,
-  listLimit,
-  parseRecentCursor,
-  recentCursor,
+  recentPage,
   sessionInfo,
 } from "@memoria/core";
 import { type FoundSession, readHeader } from "./session-directory.js";
@@ -87,16 +81,12 @@ export async function fileInfo(ctx: FileInfoContext, key: SessionKey): Promise<S
  * folder of files is for; use SQLite past that.
  */
 export async function fileRecent(ctx: FileInfoContext, filter: SessionKeyFilter | undefined, options: ListOptions | undefined): Promise<InfoPage> {
-  const match = createKeyFilter(filter);
-  const limit = listLimit(options);
-  const after = parseRecentCursor(options?.cursor);
-  const matching = (await ctx.allSessions()).filter((s) => keyMatches(s.key, match) && afterCursor(after, s.lastActiveAt, s.id)).sort(byRecent);
+  const { page, cursor } = recentPage(await ctx.allSessions(), (found) => found.key, filter, options);
   const sessions: SessionInfo[] = [];
-  for (const found of matching.slice(0, limit)) {
+  for (const found of page) {
     const p = ctx.paths(found.key);
     const stats = await ctx.liveStat(p.file);
     if (stats) sessions.push(await infoOf(ctx, found, p, stats));
   }
-  const last = matching[Math.min(limit, matching.length) - 1];
-  return matching.length > limit && last ? { sessions, cursor: recentCursor(last.lastActiveAt, last.id) } : { sessions };
+  return cursor ? { sessions, cursor } : { sessions };
 }
