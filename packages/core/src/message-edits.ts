@@ -77,8 +77,8 @@ export function planEdit(messages: readonly BaseMessage[], edit: MessageEdit): T
       const at = position("delete: at", edit.at, 0, last);
       const target = messages[at] as BaseMessage;
       const answered = answers(target);
-      if (answered !== undefined && toolPairs(messages).caller.has(answered)) {
-        const { caller } = toolPairs(messages);
+      const { caller } = toolPairs(messages);
+      if (answered !== undefined && caller.has(answered)) {
         throw new EditConflictError(`Message ${at} is the result of tool call ${answered} (message ${caller.get(answered)}); delete that message instead, which removes its results too.`);
       }
       const calls = new Set(callIds(target));

@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, memoryContext } from "@memoria/core";
+import { RunnableWithMessageHistory, editSession, memoryContext } from "@memoria/core";
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
@@ -74,6 +74,27 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
     expect(last[0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
     expect(last).toHaveLength(2);
     expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Alpha reply Bravo reply Charlie reply", folded: 6, trimmed: 0 });
+    await store.close();
+  });
+
+  it("summaryMemory folds again from the stored messages after an edit changed what it had folded", async () => {
+    const store = makeStore();
+    const { model: summarizer, calls } = recordingSummarizer();
+    const { model } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: summaryMemory({ model: summarizer }) });
+    const config = { configurable: { sessionId: "edited" } };
+    for (const text of ["Alpha one", "Bravo two"]) await chain.invoke([new HumanMessage(text)], config);
+    expect((await store.getState(config.configurable, "summary")) as { summary: string }).toMatchObject({ summary: "Alpha reply Bravo reply", folded: 4 });
+    const edit = await editSession(store, config.configurable, { op: "replace", at: 0, message: new HumanMessage("Delta one") });
+    expect(edit.reset).toEqual(["summary"]);
+    calls.length = 0;
+    await chain.invoke([new HumanMessage("Echo three")], config);
+    // The stored conversation is folded afresh before the turn (the replaced text is gone), then the turn after it.
+    expect(calls).toEqual([
+      ["Human: Delta one", "AI: reply 1 with some words to take up tokens in the history", "Human: Bravo two", "AI: reply 2 with some words to take up tokens in the history"],
+      ["Human: Echo three", "AI: reply 3 with some words to take up tokens in the history"],
+    ]);
+    expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Delta reply Bravo reply Echo reply", folded: 6, trimmed: 0 });
     await store.close();
   });
 
