@@ -13,13 +13,16 @@ export interface OpenedStore {
 const SCHEMES = "sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder";
 
 /**
- * Relative paths are taken from where the user ran the command (`pnpm memoria`
- * runs from the repo root). Unless the command writes (`create`), a path that does
- * not exist is a typo, not a new, empty store.
+ * Relative paths are taken from where the user ran the command: the working
+ * directory, or MEMORIA_CWD, which `pnpm memoria` sets (it runs from the repo's
+ * root). Not INIT_CWD: npm and pnpm leave it set in every child process, so a
+ * command run from any npm script would resolve paths against that script's folder.
+ * Unless the command writes (`create`), a path that does not exist is a typo, not
+ * a new, empty store.
  */
 function localPath(path: string, create: boolean): string {
   if (path === ":memory:") return path;
-  const full = isAbsolute(path) ? path : resolve(process.env.INIT_CWD ?? process.cwd(), path);
+  const full = isAbsolute(path) ? path : resolve(process.env.MEMORIA_CWD || process.cwd(), path);
   if (!create && !existsSync(full)) throw new UsageError(`there is no store at ${full}; check the path (only import and migrate --to create one).`);
   return full;
 }

@@ -74,6 +74,9 @@ describe("installed with npm into a fresh project", () => {
       let output = "";
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no URL printed:\n${output}`)), 60_000);
+        child.stderr.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
         child.stdout.on("data", (chunk: Buffer) => {
           output += chunk.toString();
           const found = /http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.exec(output)?.[0];
