@@ -1,4 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import { listedBy } from "./scope-key.js";
 import {
   type AppendOptions,
   type AppendResult,
@@ -270,7 +271,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const limit = listLimit(listOptions);
       const cursor = listOptions?.cursor;
       const ids = live()
-        .filter((id) => (cursor === undefined || id > cursor) && keyMatches(decodeSessionKey(id), match))
+        .filter((id) => (cursor === undefined || id > cursor) && listedBy(decodeSessionKey(id), match))
         .sort();
       const page = ids.slice(0, limit);
       const sessionsOut = page.map((id) => decodeSessionKey(id));

@@ -1,7 +1,8 @@
 import { MemoriaError } from "./errors.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import { listLimit } from "./history-store.js";
-import { type SessionKey, createKeyFilter, keyMatches } from "./session-key.js";
+import { listedBy } from "./scope-key.js";
+import { type SessionKey, createKeyFilter } from "./session-key.js";
 
 /** What a store knows about one conversation besides its messages. */
 export interface SessionInfo {
@@ -143,7 +144,7 @@ export function recentPage<T extends { lastActiveAt: number; id: string }>(
   const limit = listLimit(options);
   const after = parseRecentCursor(options?.cursor);
   const found: T[] = [];
-  for (const entry of entries) if (afterCursor(after, entry.lastActiveAt, entry.id) && keyMatches(key(entry), match)) found.push(entry);
+  for (const entry of entries) if (afterCursor(after, entry.lastActiveAt, entry.id) && listedBy(key(entry), match)) found.push(entry);
   found.sort(byRecent);
   const page = found.slice(0, limit);
   const last = page[page.length - 1];

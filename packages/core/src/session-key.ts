@@ -23,6 +23,18 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /** The default session fields, as in LangChain: `configurable.sessionId`. */
 export const DEFAULT_SESSION_FIELDS: readonly string[] = Object.freeze(["sessionId"]);
 
+/**
+ * The key field that marks a scope's record: where the long-term memory of a
+ * subset of the session fields lives (everything of `{ userId: "ada" }`, across
+ * her conversations). A scope record is an ordinary session of the store, keyed by
+ * the scope's fields plus this one, so every store and every wrapper (encryption,
+ * redaction, authorization) keeps it, locks it and expires it as it does a session,
+ * and `delete({ userId })` erases it with the user's sessions. `list` and `recent`
+ * leave scope records out unless the filter names this field. Reserved: it cannot
+ * be one of the `sessionFields`.
+ */
+export const SCOPE_FIELD = "memoriaScope";
+
 /** Checks a list of field names given as `sessionFields`. */
 export function validateSessionFields(fields: readonly string[]): readonly string[] {
   if (!Array.isArray(fields) || fields.length === 0) {
@@ -31,6 +43,7 @@ export function validateSessionFields(fields: readonly string[]): readonly strin
   const seen = new Set<string>();
   for (const field of fields) {
     checkFieldName(field);
+    if (field === SCOPE_FIELD) throw new InvalidSessionKeyError(field, "this field name is reserved for scope records (long-term memory)");
     if (seen.has(field)) throw new MemoriaError("INVALID_ARGUMENT", `sessionFields names "${field}" twice.`);
     seen.add(field);
   }

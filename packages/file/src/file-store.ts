@@ -30,6 +30,7 @@ import {
   encodeMessages,
   toStoredText,
   keyMatches,
+  listedBy,
   listLimit,
   namedValues,
   randomId,
@@ -265,7 +266,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const match = createKeyFilter(filter);
       const limit = listLimit(listOptions);
       const cursor = listOptions?.cursor;
-      const matching = (await allSessions()).filter(({ key, id }) => keyMatches(key, match) && (cursor === undefined || id > cursor));
+      const matching = (await allSessions()).filter(({ key, id }) => listedBy(key, match) && (cursor === undefined || id > cursor));
       const page = matching.slice(0, limit);
       const sessions = page.map(({ key }) => key);
       return matching.length > limit ? { sessions, cursor: page[page.length - 1]?.id } : { sessions };

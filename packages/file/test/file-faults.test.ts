@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import { filesHolding, onSmallDisk } from "@memoria/testkit/servers";
-import { writeSentinelTurn } from "@memoria/testkit";
+import { writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -125,7 +125,7 @@ describe("file store permissions", () => {
 });
 
 describe("file store erasure", () => {
-  it("after delete({ userId }), no file under the directory holds the user's messages, state or lock", async () => {
+  it("after delete({ userId }), no file under the directory holds the user's messages, state, long-term memory or lock", async () => {
     const directory = join(root, "erase");
     const store = createFileStore({ directory });
     const sentinel = `SENTINEL-${crypto.randomUUID()}`;
@@ -133,10 +133,11 @@ describe("file store erasure", () => {
       const key = { userId: "ada", conversationId: `c${c}` };
       await writeSentinelTurn(store, key, sentinel);
     }
+    await writeSentinelMemory(store, { userId: "ada" }, sentinel);
     await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
     const holding = (needle: string) => filesHolding(directory, needle);
-    expect(holding(sentinel).length).toBe(6);
-    expect(await store.delete({ userId: "ada" })).toBe(3);
+    expect(holding(sentinel).length).toBe(7);
+    expect(await store.delete({ userId: "ada" })).toBe(4); // three conversations and the scope record
     expect(holding(sentinel)).toEqual([]);
     expect(holding("bob stays")).toHaveLength(1);
     // The turn locks went with the sessions: no lock file of an erased session is left.

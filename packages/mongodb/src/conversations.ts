@@ -9,6 +9,7 @@ import {
   parseRecentCursor,
   recentCursor,
   sessionInfo,
+  withoutScopes,
 } from "@memoria/core";
 import type { Collection, Filter } from "mongodb";
 import type { SessionDoc } from "./documents.js";
@@ -40,7 +41,7 @@ export async function recentSessions(sessions: Collection<SessionDoc>, filter: S
     .limit(limit + 1)
     .toArray();
   const page = rows.slice(0, limit) as SessionDoc[];
-  const result: InfoPage = { sessions: page.map(infoOf) };
+  const result: InfoPage = { sessions: withoutScopes(page.map(infoOf), (info) => info.key, filter) };
   const last = page[page.length - 1];
   if (rows.length > limit && last) result.cursor = recentCursor(last.a ?? 0, last._id);
   return result;

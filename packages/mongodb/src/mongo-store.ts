@@ -37,6 +37,7 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
+  withoutScopes,
 } from "@memoria/core";
 import type { Db, Filter, MongoClient } from "mongodb";
 import { infoOf, recentSessions } from "./conversations.js";
@@ -342,7 +343,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       return guarded(async (c) => {
         const rows = await c.sessions.find(query, { projection: { k: 1 } }).sort({ _id: 1 }).limit(limit + 1).toArray();
         const page = rows.slice(0, limit);
-        const sessions = page.map((row) => createSessionKey(row.k));
+        const sessions = withoutScopes(page.map((row) => createSessionKey(row.k)), (key) => key, filter);
         return rows.length > limit ? { sessions, cursor: page[page.length - 1]?._id } : { sessions };
       });
     },

@@ -7,7 +7,7 @@ import {
   byRecent,
   createKeyFilter,
   decodeSessionKey,
-  keyMatches,
+  listedBy,
   listLimit,
   parseRecentCursor,
   recentCursor,
@@ -104,7 +104,7 @@ export async function recentSessions(r: RedisClient, layout: KeyLayout, filter: 
     batch = [];
   };
   for await (const entry of byActivity(r, set, after)) {
-    if (!keyMatches(decodeSessionKey(entry.id), match)) continue;
+    if (!listedBy(decodeSessionKey(entry.id), match)) continue;
     batch.push(entry);
     if (found.length + batch.length > limit) await flush();
     if (found.length > limit) break;

@@ -30,6 +30,7 @@ import {
   encodePayloads,
   encodeSessionKey,
   keyMatches,
+  listedBy,
   listLimit,
   namedValues,
   lockTimes,
@@ -262,7 +263,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         let last: string | undefined;
         for await (const id of members((body) => body(r), index, listOptions?.cursor)) {
           const key = decodeSessionKey(id);
-          if (!keyMatches(key, match)) continue;
+          if (!listedBy(key, match)) continue;
           if ((await r.exists(layout.session(id).key)) === 0) {
             await r.zrem(index, id); // expired or half-written: drop the stale entry
             continue;

@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
-import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelTurn } from "@memoria/testkit";
+import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -190,7 +190,7 @@ describe("redis cluster", () => {
 
 describe("redis erasure on disk", () => {
 
-  it("with rewriteAofOnDelete, after delete({ userId }) no append-only file holds the user's messages or state; without it they stay", async () => {
+  it("with rewriteAofOnDelete, after delete({ userId }) no append-only file holds the user's messages, state or long-term memory; without it they stay", async () => {
     // Uncompressed RDB base files, so a scan for bytes means something after a rewrite too.
     const aof = await startRedis(["--rdbcompression", "no"]);
     try {
@@ -199,9 +199,10 @@ describe("redis erasure on disk", () => {
         const sentinel = `SENTINEL-${crypto.randomUUID()}`;
         const key = { userId: `ada-${rewriteAofOnDelete}`, conversationId: "c1" };
         await writeSentinelTurn(store, key, sentinel);
+        await writeSentinelMemory(store, { userId: key.userId }, sentinel);
         await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage(`bob stays ${rewriteAofOnDelete}`)]);
         expect(filesHolding(aof.dir, sentinel).length).toBeGreaterThan(0);
-        expect(await store.delete({ userId: key.userId })).toBe(1);
+        expect(await store.delete({ userId: key.userId })).toBe(2); // the conversation and the scope record
         if (rewriteAofOnDelete) {
           expect(filesHolding(aof.dir, sentinel)).toEqual([]);
           expect(filesHolding(aof.dir, `bob stays ${rewriteAofOnDelete}`).length).toBeGreaterThan(0);

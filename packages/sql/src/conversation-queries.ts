@@ -14,6 +14,7 @@ import {
   parseRecentCursor,
   recentCursor,
   sessionInfo,
+  withoutScopes,
 } from "@memoria/core";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
@@ -103,7 +104,7 @@ export function conversationQueries(
       params.push(limit + 1);
       const rows = await query<InfoRow>(`SELECT ${INFO_COLUMNS} FROM ${from} WHERE ${where} ORDER BY s.active_at DESC, s.id LIMIT ?`, params);
       const page = rows.slice(0, limit);
-      const result: InfoPage = { sessions: page.map(infoOf) };
+      const result: InfoPage = { sessions: withoutScopes(page.map(infoOf), (info) => info.key, filter) };
       const last = page[page.length - 1];
       if (rows.length > limit && last) result.cursor = recentCursor(Number(last.active_at ?? 0), last.id);
       return result;

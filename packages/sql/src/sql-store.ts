@@ -32,11 +32,14 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
+  type RecallIndex,
+  withoutScopes,
 } from "@memoria/core";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { acquireTableLock, checkFence } from "./table-lock.js";
 import { conversationQueries } from "./conversation-queries.js";
+import { recallTable } from "./recall-table.js";
 import { replaceTail } from "./tail-replacement.js";
 import { turnWriter } from "./turn-writer.js";
 
@@ -63,6 +66,12 @@ export interface SqlHistoryStore extends HistoryStore {
   prune(options?: { batchSize?: number }): Promise<number>;
   /** Runs the schema migrations now, instead of on first use. */
   ready(): Promise<void>;
+  /**
+   * Recall memory's index in this database (sqlite-vec on SQLite; an in-process
+   * ranking on PostgreSQL): its rows are erased with their sessions. `recallMemory`
+   * uses it by default.
+   */
+  recallIndex(): RecallIndex;
 }
 
 /** The store body shared by every SQL engine. */
@@ -76,6 +85,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   let migrated: Promise<void> | undefined;
   const conversations = conversationQueries(dialect, t, writer, () => ready(), alive);
   let closed = false;
+  let recall: RecallIndex | undefined;
 
   /** Migrates once; a failed start is retried by the next call. */
   function ready(): Promise<void> {
@@ -111,6 +121,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     name,
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
     ready,
+    recallIndex: () => (recall ??= recallTable(dialect, t, ready)),
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
       const id = sessionKeyId(key);
@@ -246,7 +257,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         );
       }
       const page = rows.slice(0, limit);
-      const sessions = page.map((row) => createSessionKey(JSON.parse(row.key_json)));
+      const sessions = withoutScopes(page.map((row) => createSessionKey(JSON.parse(row.key_json))), (key) => key, filter);
       return rows.length > limit ? { sessions, cursor: page[page.length - 1]?.id } : { sessions };
     },
 

@@ -5,7 +5,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
 import { filesHolding, onSmallDisk, startPostgres } from "@memoria/testkit/servers";
-import { writeSentinelTurn } from "@memoria/testkit";
+import { writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPostgresStore, createSqliteStore } from "../src/index.js";
 
@@ -44,7 +44,7 @@ describe("sqlite on a full disk", () => {
 });
 
 describe("sqlite erasure", () => {
-  it("after delete({ userId }), no byte of the user's messages or derived state is left in the database, its WAL or its lock file", async () => {
+  it("after delete({ userId }), no byte of the user's messages, derived state or long-term memory is left in the database, its WAL or its lock file", async () => {
     const dir = join(root, "erase");
     const store = createSqliteStore({ path: join(dir, "history.db") });
     const sentinel = `SENTINEL-${crypto.randomUUID()}`;
@@ -52,9 +52,10 @@ describe("sqlite erasure", () => {
       const key = { userId: "ada", conversationId: `c${c}` };
       await writeSentinelTurn(store, key, sentinel);
     }
+    await writeSentinelMemory(store, { userId: "ada" }, sentinel);
     await store.append({ userId: "bob", conversationId: "c0" }, [new HumanMessage("bob stays")]);
     expect(filesHolding(dir, sentinel).length).toBeGreaterThan(0);
-    expect(await store.delete({ userId: "ada" })).toBe(3);
+    expect(await store.delete({ userId: "ada" })).toBe(4); // three conversations and the scope record
     expect(filesHolding(dir, sentinel)).toEqual([]);
     expect(filesHolding(dir, "bob stays").length).toBeGreaterThan(0);
     expect(existsSync(join(dir, "history.db-wal")) ? statSync(join(dir, "history.db-wal")).size : 0).toBe(0);

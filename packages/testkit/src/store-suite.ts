@@ -6,6 +6,7 @@ import { expirySuite } from "./suites/expiry.js";
 import { fencingSuite } from "./suites/fencing.js";
 import { interopSuite } from "./suites/interop.js";
 import { messagesSuite } from "./suites/messages.js";
+import { scopesSuite } from "./suites/scopes.js";
 import { sessionsSuite } from "./suites/sessions.js";
 import { stateSuite } from "./suites/state.js";
 import type { StoreSuiteSetup } from "./types.js";
@@ -17,6 +18,7 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   sessionsSuite(setup);
   conversationsSuite(setup);
   editsSuite(setup);
+  scopesSuite(setup);
   stateSuite(setup);
   compactionSuite(setup);
   expirySuite(setup);

@@ -7,6 +7,7 @@ import { numbered, transcript } from "../fixtures.js";
 import { useStore } from "../harness.js";
 import type { PrivacySuiteSetup, StoreSuiteSetup } from "../types.js";
 import { conversationsSuite } from "./conversations.js";
+import { scopesSuite } from "./scopes.js";
 import { fencingSuite } from "./fencing.js";
 import { sessionsSuite } from "./sessions.js";
 import { stateSuite } from "./state.js";
@@ -63,6 +64,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
   conversationsSuite(withHashedIds);
+  scopesSuite(withHashedIds);
   stateSuite(withHashedIds);
   fencingSuite(withHashedIds);
   tamperSuite(setup, sealed);

@@ -1,0 +1,61 @@
+/**
+ * One embedded message: which scope it is recalled in, where it sits (its
+ * session's encoded key and its position there), when it was indexed, and its
+ * vector. An index keeps no message text: the text stays in the history store (and
+ * under its encryption), and is read from there when a hit is shown.
+ */
+export interface RecallItem {
+  /** The encoded key of the scope record (`encodeSessionKey(scopeKeyOf(…))`). */
+  scope: string;
+  /** The encoded key of the message's session. */
+  session: string;
+  /** The message's position in its session (0 for the first). */
+  position: number;
+  /** When the message was indexed (epoch ms): what retention and dates go by. */
+  at: number;
+  vector: readonly number[];
+}
+
+export interface RecallHit {
+  session: string;
+  position: number;
+  at: number;
+  /** Cosine similarity to the query, from -1 to 1: higher is nearer. */
+  score: number;
+}
+
+/** Which items `remove` drops: every given condition must hold. */
+export interface RecallSelector {
+  scope?: string;
+  /** Items of these sessions (encoded keys). */
+  sessions?: readonly string[];
+  /** Items indexed before this time (epoch ms). */
+  before?: number;
+}
+
+/**
+ * Where recall memory keeps its vectors: small enough to put in front of sqlite-vec,
+ * any LangChain `VectorStore`, or an exact in-process scan.
+ */
+export interface RecallIndex {
+  /** A short name for messages and benchmarks, e.g. `"sqlite-vec"`. */
+  readonly name: string;
+  /** Adds items; an item with the session and position of one already held replaces it, so a repeated batch adds nothing. */
+  upsert(items: readonly RecallItem[]): Promise<void>;
+  /** The `k` items of `scope` nearest to `vector`, nearest first. */
+  search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]>;
+  /** Removes the items the selector names (at least one condition); resolves with how many. */
+  remove(selector: RecallSelector): Promise<number>;
+}
+
+/** The vector as 32-bit floats, scaled to length 1 (a zero vector stays zero), so cosine similarity is a dot product. */
+export function unitVector(vector: readonly number[]): Float32Array {
+  const out = Float32Array.from(vector);
+  let norm = 0;
+  for (let i = 0; i < out.length; i++) norm += (out[i] as number) * (out[i] as number);
+  if (norm > 0) {
+    const scale = 1 / Math.sqrt(norm);
+    for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) * scale;
+  }
+  return out;
+}
