@@ -160,6 +160,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // json, not jsonb: jsonb refuses \u0000 inside strings, which chat content can hold,
     // and the store never queries inside a payload.
     jsonType: "json",
+    blobType: "BYTEA",
     jsonText: (column) => `${column}::text`,
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,

@@ -10,6 +10,7 @@ export interface Tables {
   turns: string;
   state: string;
   locks: string;
+  recall: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
@@ -27,6 +28,7 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
     turns: `${prefix}turns`,
     state: `${prefix}state`,
     locks: lockSchema ? `${lockSchema}.${prefix}locks` : `${prefix}locks`,
+    recall: `${prefix}recall`,
   };
 }
 
@@ -84,6 +86,18 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       `UPDATE ${t.sessions} SET created_at = updated_at, active_at = updated_at`,
       `CREATE INDEX ${t.sessions}_recent ON ${t.sessions} (active_at DESC, id)`,
     ],
+    // 4: recall memory's vectors (no text), erased with the session they came from.
+    [
+      `CREATE TABLE ${t.recall} (
+        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        position BIGINT NOT NULL,
+        scope_id TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        embedding ${dialect.blobType} NOT NULL,
+        PRIMARY KEY (session_id, position)
+      )`,
+      `CREATE INDEX ${t.recall}_scope ON ${t.recall} (scope_id, at)`,
+    ],
   ];
 }
 
@@ -100,7 +114,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many

@@ -32,6 +32,14 @@ export interface SqlDialect {
   readonly engine: "sqlite" | "postgres";
   /** Column type for a message's JSON text. */
   readonly jsonType: string;
+  /** Column type for raw bytes (recall vectors). */
+  readonly blobType: string;
+  /**
+   * An SQL expression for the cosine distance between a vector column and a vector
+   * parameter, where the engine can compute it (SQLite with sqlite-vec, loaded on
+   * first call); undefined where vectors are ranked in the process.
+   */
+  vectorDistance?(column: string): string;
   /** An SQL expression reading a JSON column as its text (drivers that parse JSON would otherwise do it for us). */
   jsonText(column: string): string;
   /** An SQL expression for the database's clock, in epoch milliseconds. */

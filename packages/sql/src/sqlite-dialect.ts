@@ -132,6 +132,15 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     attachLocks(db, main?.file ? main.file : ":memory:");
   }
 
+  let vectorFunctions = false;
+  /** sqlite-vec's functions on this connection (an optional peer, loaded when recall first needs it). */
+  function loadVectorFunctions(): void {
+    if (vectorFunctions) return;
+    const sqliteVec = loadPeerDependency<{ load(db: unknown): void }>("sqlite-vec", "Recall memory on SQLite", import.meta.url);
+    sqliteVec.load(open());
+    vectorFunctions = true;
+  }
+
   function statement(sql: string): SqliteStatementLike {
     let prepared = statements.get(sql);
     if (!prepared) {
@@ -199,6 +208,11 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   return {
     engine: "sqlite",
     jsonType: "TEXT",
+    blobType: "BLOB",
+    vectorDistance(column) {
+      loadVectorFunctions();
+      return `vec_distance_cosine(${column}, ?)`;
+    },
     jsonText: (column) => column,
     nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     maxParams: 32_766,

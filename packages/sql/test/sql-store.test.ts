@@ -231,13 +231,13 @@ describe("sqlite turn locks", () => {
 });
 
 describe("migrations", () => {
-  it("brings a version-1 database (before derived state and conversation info) up to date, keeping its messages", async () => {
+  it("brings a version-1 database (before derived state, conversation info and recall) up to date, keeping its messages", async () => {
     const path = join(dir, "v1.db");
     const first = createSqliteStore({ path });
     await first.append({ sessionId: "old" }, [new HumanMessage("from version 1")]);
     await first.close();
     const db = new Database(path);
-    db.exec(`DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
+    db.exec(`DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
       ALTER TABLE memoria_sessions DROP COLUMN created_at; ALTER TABLE memoria_sessions DROP COLUMN active_at;
       ALTER TABLE memoria_sessions DROP COLUMN title; ALTER TABLE memoria_sessions DROP COLUMN metadata;
       UPDATE memoria_schema_version SET version = 1;`);

@@ -1,0 +1,89 @@
+import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, unitVector } from "@memoria/core";
+import type { Tables } from "./schema.js";
+import { type SqlDialect, run } from "./sql-dialect.js";
+
+interface HitRow {
+  session_id: string;
+  position: number | string;
+  at: number | string;
+  distance?: number;
+  embedding?: Uint8Array;
+}
+
+/** A vector as the bytes sqlite-vec reads: little-endian 32-bit floats. */
+function bytesOf(vector: readonly number[]): Buffer {
+  const unit = unitVector(vector);
+  return Buffer.from(unit.buffer, unit.byteOffset, unit.byteLength);
+}
+
+function floatsOf(bytes: Uint8Array): Float32Array {
+  const copy = new Uint8Array(bytes); // aligned for Float32Array
+  return new Float32Array(copy.buffer, 0, copy.byteLength >> 2);
+}
+
+/**
+ * Recall memory's index in the store's own database: one row per embedded message,
+ * keyed by its session and position, whose foreign key erases it with the session
+ * (`clear`, `delete`, expiry), in the same transaction, on the same zeroed pages.
+ * SQLite ranks with sqlite-vec's `vec_distance_cosine` in the engine; PostgreSQL
+ * (no pgvector here) reads the scope's vectors and ranks them in the process.
+ * Plain rows rather than a `vec0` table: erasure needs no extension loaded, and a
+ * deleted row's bytes are zeroed by `secure_delete` like every other row's.
+ */
+export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): RecallIndex {
+  // An erased session's messages are not indexed: the row would have nothing to belong to.
+  const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding)
+    SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
+    ON CONFLICT (session_id, position) DO UPDATE SET scope_id = excluded.scope_id, at = excluded.at, embedding = excluded.embedding`;
+  return {
+    name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
+    async upsert(items: readonly RecallItem[]) {
+      if (items.length === 0) return;
+      await ready();
+      await dialect.transaction(function* () {
+        for (const item of items) yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.session]);
+      });
+    },
+    async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
+      if (!Number.isSafeInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `RecallIndex.search: k must be a whole number >= 0, got ${k}.`);
+      if (k === 0) return [];
+      await ready();
+      const query = bytesOf(vector);
+      if (dialect.vectorDistance) {
+        const rows = await dialect.execute<HitRow[]>({
+          kind: "all",
+          sql: `SELECT session_id, position, at, ${dialect.vectorDistance("embedding")} AS distance FROM ${t.recall} WHERE scope_id = ? ORDER BY distance LIMIT ?`,
+          params: [query, scope, k],
+        });
+        return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: 1 - Number(row.distance) }));
+      }
+      const rows = await dialect.execute<HitRow[]>({ kind: "all", sql: `SELECT session_id, position, at, embedding FROM ${t.recall} WHERE scope_id = ?`, params: [scope] });
+      const q = unitVector(vector);
+      return rows
+        .map((row) => {
+          const v = floatsOf(row.embedding as Uint8Array);
+          let dot = 0;
+          for (let i = 0; i < Math.min(v.length, q.length); i++) dot += (v[i] as number) * (q[i] as number);
+          return { session: row.session_id, position: Number(row.position), at: Number(row.at), score: dot };
+        })
+        .sort((a, b) => b.score - a.score)
+        .slice(0, k);
+    },
+    async remove(selector: RecallSelector): Promise<number> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (selector.scope !== undefined) where.push("scope_id = ?") && params.push(selector.scope);
+      if (selector.before !== undefined) where.push("at < ?") && params.push(selector.before);
+      if (selector.sessions !== undefined) {
+        if (selector.sessions.length === 0) return 0;
+        where.push(`session_id IN (${selector.sessions.map(() => "?").join(", ")})`);
+        params.push(...selector.sessions);
+      }
+      if (where.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "RecallIndex.remove needs a scope, sessions or a time (before).");
+      await ready();
+      const removed = await dialect.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
+      await dialect.afterErase();
+      return removed;
+    },
+  };
+}
