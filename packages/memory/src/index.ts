@@ -37,3 +37,12 @@ export {
 } from "./classic/knowledge.js";
 export { loadEntities } from "./entity-memory.js";
 export { loadTriples } from "./knowledge-graph-memory.js";
+export { combineMemory } from "./combined-memory.js";
+export { type BackgroundErrorHandler, type ScopeBatch, type ScopeJob, type ScopeRecord, ScopeWork } from "./long-term/scope-work.js";
+export { type Fact, type ExtractedFact, applyExtracted, holds, renderFacts } from "./long-term/facts.js";
+export { EXTRACTION_SCHEMA, type ExtractionModel, FACT_EXTRACTION_PROMPT } from "./long-term/fact-extraction.js";
+export { type FactMemory, type FactMemoryOptions, SUBJECT_RESOLUTION_PROMPT, factMemory } from "./long-term/fact-memory.js";
+export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, workingMemory } from "./long-term/working-memory.js";
+export { type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
+export { exactIndex, topK } from "./long-term/exact-index.js";
+export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";

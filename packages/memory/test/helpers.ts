@@ -1,4 +1,5 @@
-import { type BaseMessage, getBufferString } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, getBufferString } from "@langchain/core/messages";
+import { answerMemoryPrompt } from "@memoria/testkit";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, createInMemoryStore } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
@@ -45,3 +46,50 @@ export class ScriptedLLM extends LLM {
     return this.responses[this.turn++ % this.responses.length] as string;
   }
 }
+
+/** The scripted memory model, recording every prompt; `gate` holds extraction calls until opened. */
+export function memoryModel() {
+  const prompts: string[] = [];
+  let fail = 0;
+  let gate: Promise<void> | undefined;
+  const model = RunnableLambda.from(async (prompt: string) => {
+    prompts.push(prompt);
+    if (gate && prompt.startsWith("You keep long-term memory")) await gate;
+    if (fail > 0 && prompt.startsWith("You keep long-term memory")) {
+      fail--;
+      throw new Error("model unavailable");
+    }
+    const answer = answerMemoryPrompt(prompt);
+    if (answer === undefined) throw new Error(`unexpected prompt: ${prompt.slice(0, 80)}`);
+    return answer;
+  });
+  return {
+    model,
+    prompts,
+    extractions: () => prompts.filter((prompt) => prompt.startsWith("You keep long-term memory")),
+    failNext: (n: number) => {
+      fail = n;
+    },
+    hold: () => {
+      let open!: () => void;
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      return () => {
+        gate = undefined;
+        open();
+      };
+    },
+  };
+}
+
+/** A chat model that records the messages it was given. */
+export function recordingChat() {
+  const prompts: BaseMessage[][] = [];
+  const model = RunnableLambda.from((messages: BaseMessage[]) => {
+    prompts.push(messages);
+    return new AIMessage("noted");
+  });
+  return { model, prompts, lastSystem: () => prompts.at(-1)?.find((m) => m.getType() === "system")?.content as string | undefined };
+}
+

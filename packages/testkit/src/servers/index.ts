@@ -3,6 +3,8 @@ export { freePort, postgresBinDir, processTree, runAs, signalTree, startProcess,
 export {
   type ChatCompletionReply,
   type ChatCompletionRequest,
+  type Embedder,
+  type EmbeddingsRequest,
   type OpenAICompatibleServer,
   type Responder,
   startOpenAICompatibleServer,

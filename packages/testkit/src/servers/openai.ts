@@ -22,11 +22,24 @@ export interface ChatCompletionReply {
 
 export type Responder = (request: ChatCompletionRequest) => ChatCompletionReply | Promise<ChatCompletionReply>;
 
+/** Embeds texts for `/v1/embeddings` (e.g. `new HashingEmbeddings().embedDocuments`). */
+export type Embedder = (texts: string[]) => number[][] | Promise<number[][]>;
+
+/** An embeddings request as the client sent it. */
+export interface EmbeddingsRequest {
+  model: string;
+  input: string | string[];
+  encoding_format?: "float" | "base64";
+  [field: string]: unknown;
+}
+
 export interface OpenAICompatibleServer {
   /** The base URL to give the client, ending in `/v1`. */
   baseURL: string;
-  /** Every request body received, in order. */
+  /** Every chat-completions request body received, in order. */
   requests: ChatCompletionRequest[];
+  /** Every embeddings request body received, in order. */
+  embeddingRequests: EmbeddingsRequest[];
   stop(): Promise<void>;
 }
 
@@ -44,6 +57,19 @@ function sendJson(response: ServerResponse, status: number, body: unknown) {
   response.end(JSON.stringify(body));
 }
 
+/** The embeddings answer, as floats or (what the openai client asks for by default) base64 of little-endian float32. */
+async function embeddingsReply(body: EmbeddingsRequest, embed: Embedder) {
+  const texts = Array.isArray(body.input) ? body.input : [body.input];
+  const vectors = await embed(texts);
+  const data = vectors.map((vector, index) => ({
+    object: "embedding",
+    index,
+    embedding: body.encoding_format === "base64" ? Buffer.from(Float32Array.from(vector).buffer).toString("base64") : vector,
+  }));
+  const tokens = texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+  return { object: "list", data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+}
+
 /** Splits text into stream deltas of a few characters, as a model streams tokens. */
 function pieces(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [];
@@ -54,13 +80,21 @@ function pieces(text: string): string[] {
  * loopback port: JSON answers, SSE streaming (with a usage chunk when
  * `stream_options.include_usage` asks for it), and tool calls in both. What it
  * answers is up to `respond`, so tests drive the real `@langchain/openai` client
- * end to end and inspect exactly what it sent.
+ * end to end and inspect exactly what it sent. With `embed`, it also answers
+ * `/v1/embeddings` (for `OpenAIEmbeddings`).
  */
-export async function startOpenAICompatibleServer(respond: Responder): Promise<OpenAICompatibleServer> {
+export async function startOpenAICompatibleServer(respond: Responder, options: { embed?: Embedder } = {}): Promise<OpenAICompatibleServer> {
   const requests: ChatCompletionRequest[] = [];
+  const embeddingRequests: EmbeddingsRequest[] = [];
   let counter = 0;
   const server = createServer(async (request, response) => {
     try {
+      if (request.method === "POST" && request.url?.endsWith("/embeddings") && options.embed) {
+        const body = JSON.parse(await readBody(request)) as EmbeddingsRequest;
+        embeddingRequests.push(body);
+        sendJson(response, 200, await embeddingsReply(body, options.embed));
+        return;
+      }
       if (request.method !== "POST" || !request.url?.endsWith("/chat/completions")) {
         sendJson(response, 404, { error: { message: `no route ${request.method} ${request.url}`, type: "invalid_request_error" } });
         return;
@@ -126,6 +160,7 @@ export async function startOpenAICompatibleServer(respond: Responder): Promise<O
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    embeddingRequests,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,0 +1,42 @@
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { MemoriaError, type MemoryStrategy } from "@memoria/core";
+import { textOf } from "./summarizer.js";
+
+/**
+ * Several strategies as one: each loads in turn and their messages are joined in
+ * the order given, with the leading system messages (what facts, profiles and
+ * recall add) merged into one, since some providers accept only one system
+ * message. After a save, each strategy's `afterSave` runs, in order.
+ *
+ * ```ts
+ * memory: combineMemory(workingMemory({ model, scope: ["userId"] }), factMemory({ model, scope: ["userId"] }), windowMemory({ k: 4 }))
+ * ```
+ */
+export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy & { idle(): Promise<void> } {
+  if (strategies.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "combineMemory needs at least one strategy.");
+  const afterSaves = strategies.filter((strategy) => strategy.afterSave);
+  const combined: MemoryStrategy & { idle(): Promise<void> } = {
+    name: strategies.map((strategy) => strategy.name).join(" + "),
+    readonly: strategies.every((strategy) => strategy.readonly),
+    async load(context) {
+      const system: string[] = [];
+      const rest: BaseMessage[] = [];
+      for (const strategy of strategies) {
+        for (const message of await strategy.load(context)) {
+          if (rest.length === 0 && message.getType() === "system") system.push(textOf(message));
+          else rest.push(message);
+        }
+      }
+      return system.length ? [new SystemMessage(system.join("\n\n")), ...rest] : rest;
+    },
+    async idle() {
+      await Promise.all(strategies.map((strategy) => (strategy as { idle?: () => Promise<void> }).idle?.()));
+    },
+  };
+  if (afterSaves.length > 0) {
+    combined.afterSave = async (context) => {
+      for (const strategy of afterSaves) await strategy.afterSave?.(context);
+    };
+  }
+  return combined;
+}

@@ -1,0 +1,95 @@
+import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, unitVector } from "@memoria/core";
+
+interface Held {
+  session: string;
+  position: number;
+  at: number;
+  vector: Float32Array;
+}
+
+/** Checks `remove`'s selector: at least one condition, so nothing is dropped by accident. */
+export function checkSelector(selector: RecallSelector): void {
+  if (selector.scope === undefined && selector.sessions === undefined && selector.before === undefined) {
+    throw new MemoriaError("INVALID_ARGUMENT", "RecallIndex.remove needs a scope, sessions or a time (before).");
+  }
+}
+
+/** Checks a search's `k`. */
+export function checkK(k: number): void {
+  if (!Number.isSafeInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `RecallIndex.search: k must be a whole number >= 0, got ${k}.`);
+}
+
+/** Keeps the `k` best of scored entries without sorting them all. */
+export function topK<T extends { score: number }>(entries: Iterable<T>, k: number): T[] {
+  const best: T[] = [];
+  if (k === 0) return best;
+  for (const entry of entries) {
+    let i: number;
+    if (best.length < k) {
+      best.push(entry);
+      i = best.length - 1;
+    } else if ((best[k - 1] as T).score >= entry.score) {
+      continue;
+    } else {
+      i = k - 1;
+      best[i] = entry;
+    }
+    while (i > 0 && (best[i - 1] as T).score < entry.score) {
+      best[i] = best[i - 1] as T;
+      best[i - 1] = entry;
+      i--;
+    }
+  }
+  return best;
+}
+
+/**
+ * Every vector in this process's memory, searched by an exact scan (a dot product
+ * per item): for tests and small apps. It keeps nothing across restarts.
+ */
+export function exactIndex(): RecallIndex {
+  const scopes = new Map<string, Map<string, Held>>();
+  return {
+    name: "exact",
+    async upsert(items: readonly RecallItem[]) {
+      for (const item of items) {
+        let held = scopes.get(item.scope);
+        if (!held) {
+          held = new Map();
+          scopes.set(item.scope, held);
+        }
+        held.set(`${item.session}\u0000${item.position}`, { session: item.session, position: item.position, at: item.at, vector: unitVector(item.vector) });
+      }
+    },
+    async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
+      checkK(k);
+      const query = unitVector(vector);
+      function* scored(): Generator<RecallHit> {
+        for (const item of scopes.get(scope)?.values() ?? []) {
+          let dot = 0;
+          const v = item.vector;
+          const n = Math.min(v.length, query.length);
+          for (let i = 0; i < n; i++) dot += (v[i] as number) * (query[i] as number);
+          yield { session: item.session, position: item.position, at: item.at, score: dot };
+        }
+      }
+      return topK(scored(), k);
+    },
+    async remove(selector: RecallSelector): Promise<number> {
+      checkSelector(selector);
+      const sessions = selector.sessions ? new Set(selector.sessions) : undefined;
+      let removed = 0;
+      for (const [scope, held] of scopes) {
+        if (selector.scope !== undefined && scope !== selector.scope) continue;
+        for (const [id, item] of held) {
+          if (sessions && !sessions.has(item.session)) continue;
+          if (selector.before !== undefined && item.at >= selector.before) continue;
+          held.delete(id);
+          removed++;
+        }
+        if (held.size === 0) scopes.delete(scope);
+      }
+      return removed;
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type SessionKeyFilter, checkScopeFields } from "@memoria/core";
+import { ask, linesOf, textOfMessages } from "../extraction.js";
+import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";
+import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain } from "./facts.js";
+import { type BackgroundErrorHandler, WorkRegistry } from "./scope-work.js";
+
+export const SUBJECT_RESOLUTION_PROMPT = `Which of the known subjects does the user's new message refer to, by name or through words like "she", "he", "it", "there" or "my sister"? Use the recent conversation to tell who is meant.
+
+Known subjects: {subjects}
+
+Recent conversation:
+{recent}
+
+New message: {input}
+
+Answer with the subjects' names exactly as listed, separated by commas, or NONE.`;
+
+export interface FactMemoryOptions {
+  /** Extracts facts after each turn (off the turn), and picks the ones a message refers to when there are many. */
+  model: ExtractionModel;
+  /**
+   * The session fields the facts belong to: `["userId"]` keeps one set of facts per
+   * user across all their conversations.
+   * @default the whole session key (facts of one conversation)
+   */
+  scope?: readonly string[];
+  /**
+   * Ask for the answer through `withStructuredOutput` (tool calling); `false` asks
+   * for JSON in the text.
+   * @default true when the model can call tools
+   */
+  structured?: boolean;
+  /** Up to this many facts go into every prompt; past it, the model picks those the message refers to. @default 30 */
+  maxFacts?: number;
+  /** Replaced facts shown (dated) beside what holds, for "where did she live before?". @default 5 */
+  pastFacts?: number;
+  /** Facts learned longer ago than this are dropped. @default kept */
+  retentionMs?: number;
+  /** Where background failures go; the failed turn is retried with the next one. @default console.error */
+  onError?: BackgroundErrorHandler;
+  /** @default "facts" */
+  stateName?: string;
+  /** The extraction prompt, with `{facts}` and `{messages}`. */
+  prompt?: string;
+  /** @default 20 */
+  batchSize?: number;
+}
+
+export interface FactMemory extends MemoryStrategy {
+  /** Resolves when all background extraction has finished (tests, shutdown). */
+  idle(): Promise<void>;
+  /** The scope's facts, oldest first, with their time ranges; `current: true` keeps only those that hold. */
+  facts(store: HistoryStore, scope: SessionKeyFilter, options?: { current?: boolean }): Promise<Fact[]>;
+  /** Processes what a crash left unprocessed in the scope now (it is also done on the scope's next turn). */
+  resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
+}
+
+const reportToConsole: BackgroundErrorHandler = (error, { memory }) => console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error);
+
+/**
+ * Facts with time, kept per scope across conversations (Zep's and Mem0's idea, on
+ * memoria's stores): after each saved turn a model extracts facts; one that
+ * contradicts a known fact closes it (`until`) instead of sitting beside it. The
+ * prompt gets what holds now, and the last facts it replaced, dated.
+ */
+export function factMemory(options: FactMemoryOptions): FactMemory {
+  const fields = checkScopeFields(options.scope, "factMemory");
+  const maxFacts = options.maxFacts ?? 30;
+  const pastFacts = options.pastFacts ?? 5;
+  if (!Number.isInteger(maxFacts) || maxFacts < 1) throw new MemoriaError("INVALID_ARGUMENT", `factMemory: maxFacts must be a whole number >= 1, got ${maxFacts}.`);
+  const structured = options.structured ?? canStructure(options.model);
+  const template = options.prompt ?? FACT_EXTRACTION_PROMPT;
+  const registry = new WorkRegistry<FactsData>(
+    {
+      name: options.stateName ?? "facts",
+      batchSize: options.batchSize ?? 20,
+      async process(batch) {
+        const known = (batch.data?.facts ?? []).filter(holds);
+        const extracted = await extractFacts(options.model, extractionPrompt(template, known, batch.messages), structured);
+        const data = applyExtracted(batch.data, extracted, { session: batch.sessionId, first: batch.first, count: batch.messages.length, now: batch.now });
+        return retain(data, options.retentionMs === undefined ? undefined : batch.now - options.retentionMs);
+      },
+    },
+    fields,
+    options.onError ?? reportToConsole,
+  );
+
+  async function pick(context: MemoryLoadContext, current: Fact[]): Promise<Fact[]> {
+    if (current.length <= maxFacts) return current;
+    const subjects = [...new Set(current.map((fact) => fact.subject))];
+    const recent = linesOf(await context.read({ last: 4 }));
+    const prompt = SUBJECT_RESOLUTION_PROMPT.replace("{subjects}", subjects.join(", ")).replace("{recent}", recent || "(none)").replace("{input}", textOfMessages(context.input));
+    const answer = (await ask(options.model, prompt)).toLowerCase();
+    const named = new Set(answer === "none" ? [] : answer.split(",").map((name) => name.trim()));
+    return current.filter((fact) => named.has(fact.subject.toLowerCase())).slice(-maxFacts);
+  }
+
+  return {
+    name: `facts(scope=${fields ? fields.join("+") : "session"})`,
+    async load(context): Promise<BaseMessage[]> {
+      const work = registry.for(context.store, "factMemory");
+      const facts = (await work.data(work.scopeOf(context.sessionKey)))?.facts ?? [];
+      const shown = await pick(context, facts.filter(holds));
+      if (shown.length === 0) return [];
+      const subjects = new Set(shown.map((fact) => fact.subject));
+      const past = facts.filter((fact) => !holds(fact) && subjects.has(fact.subject)).slice(-pastFacts);
+      return [new SystemMessage(renderFacts(shown, past))];
+    },
+    async afterSave(context) {
+      registry.for(context.store, "factMemory").notify(context.sessionKey);
+    },
+    idle: () => registry.idle(),
+    async facts(store, scope, query) {
+      const facts = (await registry.for(store, "factMemory").data(scope))?.facts ?? [];
+      return query?.current ? facts.filter(holds) : facts;
+    },
+    resume: (store, scope) => registry.for(store, "factMemory").resume(scope),
+  };
+}

@@ -1,0 +1,263 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type HistoryStore,
+  type JsonValue,
+  MemoriaError,
+  type SessionKey,
+  type SessionKeyFilter,
+  type TurnLock,
+  decodeSessionKey,
+  encodeSessionKey,
+  namedValues,
+  scopeFilterOf,
+  scopeKeyOf,
+} from "@memoria/core";
+
+/** What a long-term memory keeps in its scope record: its data and, per session, how many messages it has processed. */
+export interface ScopeRecord<D> {
+  data?: D;
+  /** Encoded session key → messages processed. */
+  cursors: Record<string, number>;
+}
+
+/** One batch of a session's new messages, handed to a job. */
+export interface ScopeBatch<D> {
+  store: HistoryStore;
+  scope: SessionKeyFilter;
+  /** The encoded key of the scope record (what an index files items under). */
+  scopeId: string;
+  session: SessionKey;
+  sessionId: string;
+  /** The messages, and the position of the first in its session. */
+  messages: BaseMessage[];
+  first: number;
+  data: D | undefined;
+  /** When this batch is processed (epoch ms). */
+  now: number;
+}
+
+/** What a long-term memory does off the turn: turns a batch of new messages into its new data. */
+export interface ScopeJob<D> {
+  /** The state name of the scope record (one per memory kind). */
+  readonly name: string;
+  /** The most messages handed over at once. */
+  readonly batchSize: number;
+  process(batch: ScopeBatch<D>): Promise<D>;
+}
+
+/** Where a background failure is reported: a failed batch is not marked done, so the next turn, `resume` or restart tries it again. */
+export type BackgroundErrorHandler = (error: unknown, context: { scope: SessionKeyFilter; session?: SessionKey; memory: string }) => void;
+
+/**
+ * Scope locks. Stores shared between processes renew a lease while it is held, so
+ * a short one lets a crashed holder's work resume soon; a store in this process's
+ * memory does not renew (and dies with its holder), so its lease outlasts any model call.
+ */
+function scopeLock(store: HistoryStore) {
+  return { ttlMs: store.capabilities.crossProcessLock ? 10_000 : 600_000, waitMs: 300_000 };
+}
+
+interface ScopeQueue {
+  scope: SessionKeyFilter;
+  /** Sessions with unprocessed messages, in the order they were noticed. */
+  dirty: Set<string>;
+  /** False until this process has compared every session of the scope with its cursor (after a restart). */
+  caughtUp: boolean;
+  running?: Promise<void>;
+}
+
+/**
+ * Runs one memory kind's work after turns are saved: durable (progress lives in
+ * the scope record, written in the same `setState` as the results, so a crash
+ * repeats and loses nothing), ordered per scope (one pass at a time, under the
+ * scope record's turn lock, so several processes never process a turn twice), and
+ * observable (`idle()`; failures reach `onError`).
+ */
+export class ScopeWork<D> {
+  readonly #queues = new Map<string, ScopeQueue>();
+  readonly #store: HistoryStore;
+  readonly #job: ScopeJob<D>;
+  readonly #fields: readonly string[] | undefined;
+  readonly #onError: BackgroundErrorHandler;
+
+  constructor(store: HistoryStore, job: ScopeJob<D>, fields: readonly string[] | undefined, onError: BackgroundErrorHandler) {
+    this.#store = store;
+    this.#job = job;
+    this.#fields = fields;
+    this.#onError = onError;
+  }
+
+  /** The scope a session belongs to: the session itself when the memory names no scope fields. */
+  scopeOf(session: SessionKey): SessionKeyFilter {
+    return scopeFilterOf(session, this.#fields ?? Object.keys(session));
+  }
+
+  /** The memory's data for a scope, as last stored. */
+  async data(scope: SessionKeyFilter): Promise<D | undefined> {
+    return (await this.#record(scopeKeyOf(scope)))?.data;
+  }
+
+  /** Notes that `session` has new messages; processes them soon, off the caller's path. */
+  notify(session: SessionKey): void {
+    const queue = this.#queue(this.scopeOf(session));
+    queue.dirty.add(encodeSessionKey(session));
+    this.#start(queue);
+  }
+
+  /** Catches up every session of `scope` whose messages were not all processed (after a crash, say); resolves when done. */
+  async resume(scope: SessionKeyFilter): Promise<void> {
+    const queue = this.#queue(scope);
+    queue.caughtUp = false;
+    this.#start(queue);
+    await this.idle();
+  }
+
+  /** Resolves once no pass is running or queued (failed work waits for the next notice). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const running = [...this.#queues.values()].flatMap((queue) => (queue.running ? [queue.running] : []));
+      if (running.length === 0) return;
+      await Promise.all(running);
+    }
+  }
+
+  #queue(scope: SessionKeyFilter): ScopeQueue {
+    const id = encodeSessionKey(scopeKeyOf(scope));
+    let queue = this.#queues.get(id);
+    if (!queue) {
+      queue = { scope, dirty: new Set(), caughtUp: false };
+      this.#queues.set(id, queue);
+    }
+    return queue;
+  }
+
+  #start(queue: ScopeQueue): void {
+    if (queue.running) return;
+    queue.running = this.#drain(queue).finally(() => {
+      queue.running = undefined;
+    });
+  }
+
+  /** Passes until nothing is dirty; each pass holds the scope's lock. */
+  async #drain(queue: ScopeQueue): Promise<void> {
+    // Let the turn that noticed the work return first.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (queue.dirty.size > 0 || !queue.caughtUp) {
+      try {
+        await this.#pass(queue);
+      } catch (error) {
+        this.#onError(error, { scope: queue.scope, memory: this.#job.name });
+        return;
+      }
+    }
+  }
+
+  async #pass(queue: ScopeQueue): Promise<void> {
+    const scopeKey = scopeKeyOf(queue.scope);
+    const lock = this.#store.lock ? await this.#store.lock(scopeKey, scopeLock(this.#store)) : undefined;
+    try {
+      const record: ScopeRecord<D> = (await this.#record(scopeKey)) ?? { cursors: {} };
+      if (!queue.caughtUp) {
+        for (const id of await this.#behind(queue.scope, record)) queue.dirty.add(id);
+        queue.caughtUp = true;
+      }
+      for (const id of [...queue.dirty]) {
+        await this.#catchUpSession(queue, scopeKey, id, record, lock);
+        queue.dirty.delete(id);
+      }
+    } finally {
+      await lock?.release();
+    }
+  }
+
+  /** Sessions of the scope holding messages past their cursor. */
+  async #behind(scope: SessionKeyFilter, record: ScopeRecord<D>): Promise<string[]> {
+    const found: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.#store.list(scope, { limit: 500, cursor });
+      for (const key of page.sessions) {
+        const id = encodeSessionKey(key);
+        if ((await this.#store.count(key)) > (record.cursors[id] ?? 0)) found.push(id);
+      }
+      cursor = page.cursor;
+    } while (cursor);
+    return found;
+  }
+
+  /** Processes a session's new messages a batch at a time; each batch's result and cursor are stored together. */
+  async #catchUpSession(queue: ScopeQueue, scopeKey: SessionKey, id: string, record: ScopeRecord<D>, lock: TurnLock | undefined): Promise<void> {
+    const session = decodeSessionKey(id);
+    for (;;) {
+      const total = await this.#store.count(session);
+      const done = Math.min(record.cursors[id] ?? 0, total); // a session that shrank (cleared, compacted, edited) goes on from its end
+      if (total === done) {
+        if ((record.cursors[id] ?? 0) !== total) await this.#save(scopeKey, record, id, total, record.data, lock);
+        return;
+      }
+      const tail = await this.#store.read(session, { last: total - done });
+      // A turn appended between the count and the read shifted the window: count again.
+      if ((await this.#store.count(session)) !== total) continue;
+      const take = Math.min(total - done, this.#job.batchSize);
+      const messages = tail.slice(0, take);
+      const data = await this.#job.process({
+        store: this.#store,
+        scope: queue.scope,
+        scopeId: encodeSessionKey(scopeKey),
+        session,
+        sessionId: id,
+        messages,
+        first: done,
+        data: record.data,
+        now: Date.now(),
+      });
+      await this.#save(scopeKey, record, id, done + take, data, lock);
+    }
+  }
+
+  async #save(scopeKey: SessionKey, record: ScopeRecord<D>, id: string, cursor: number, data: D | undefined, lock: TurnLock | undefined): Promise<void> {
+    const next: ScopeRecord<D> = { cursors: namedValues([...Object.entries(record.cursors), [id, cursor]]) as Record<string, number> };
+    if (data !== undefined) next.data = data;
+    await this.#store.setState(scopeKey, this.#job.name, next as unknown as JsonValue, lock ? { lock } : undefined);
+    record.cursors = next.cursors;
+    record.data = data;
+  }
+
+  async #record(scopeKey: SessionKey): Promise<ScopeRecord<D> | undefined> {
+    const value = await this.#store.getState(scopeKey, this.#job.name);
+    if (value === undefined) return undefined;
+    if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { cursors?: unknown }).cursors !== "object") {
+      throw new MemoriaError("CORRUPT_DATA", `The scope record "${this.#job.name}" of ${encodeSessionKey(scopeKey)} is not a memoria scope record.`);
+    }
+    return value as unknown as ScopeRecord<D>;
+  }
+}
+
+/** One worker per store and memory: a strategy serves every store it is used with. */
+export class WorkRegistry<D> {
+  readonly #byStore = new WeakMap<HistoryStore, ScopeWork<D>>();
+  readonly #all = new Set<ScopeWork<D>>();
+
+  constructor(
+    private readonly job: ScopeJob<D>,
+    private readonly fields: readonly string[] | undefined,
+    private readonly onError: BackgroundErrorHandler,
+  ) {}
+
+  for(store: HistoryStore | undefined, what: string): ScopeWork<D> {
+    if (!store) {
+      throw new MemoriaError("INVALID_ARGUMENT", `${what} keeps long-term memory in a memoria store: give RunnableWithMessageHistory a \`store\` (not a LangChain getMessageHistory).`);
+    }
+    let work = this.#byStore.get(store);
+    if (!work) {
+      work = new ScopeWork(store, this.job, this.fields, this.onError);
+      this.#byStore.set(store, work);
+      this.#all.add(work);
+    }
+    return work;
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all([...this.#all].map((work) => work.idle()));
+  }
+}

@@ -1,0 +1,114 @@
+import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { type HistoryStore, type JsonValue, type MemoryStrategy, type SessionKeyFilter, checkScopeFields, toJsonValue } from "@memoria/core";
+import { linesOf } from "../extraction.js";
+import { textOf } from "../summarizer.js";
+import { type ExtractionModel, canStructure, parseJson } from "./fact-extraction.js";
+import { type BackgroundErrorHandler, WorkRegistry } from "./scope-work.js";
+
+export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
+
+Current profile:
+{profile}
+
+New lines of conversation:
+{lines}
+
+{format}`;
+
+const TEXT_FORMAT = "Answer with the whole updated profile as short lines of text, or the current profile unchanged.";
+const JSON_FORMAT = "Answer with the whole updated profile as one JSON object that follows this JSON schema:\n{schema}";
+
+export interface WorkingMemoryOptions {
+  /** Rewrites the profile after each turn (off the turn). */
+  model: ExtractionModel;
+  /** @default the whole session key */
+  scope?: readonly string[];
+  /**
+   * A JSON schema the profile follows (a JSON object is kept), or none for free
+   * text. With a schema and a model that calls tools, `withStructuredOutput` is used.
+   */
+  schema?: Record<string, unknown>;
+  /** A profile not updated for this long is dropped. @default kept */
+  retentionMs?: number;
+  /** @default console.error */
+  onError?: BackgroundErrorHandler;
+  /** @default "profile" */
+  stateName?: string;
+  /** With `{profile}`, `{lines}` and `{format}`. */
+  prompt?: string;
+  /** @default 20 */
+  batchSize?: number;
+}
+
+interface ProfileData {
+  profile: JsonValue;
+  updatedAt: number;
+}
+
+export interface WorkingMemory extends MemoryStrategy {
+  idle(): Promise<void>;
+  /** The scope's profile (text, or the schema's object), or undefined before the first turn was processed. */
+  profile(store: HistoryStore, scope: SessionKeyFilter): Promise<JsonValue | undefined>;
+  resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
+}
+
+function shown(profile: JsonValue): string {
+  return typeof profile === "string" ? profile : JSON.stringify(profile, null, 2);
+}
+
+/**
+ * Mastra's working memory on memoria's stores: a per-scope profile document the
+ * model keeps up to date after each turn, injected at the top of every prompt.
+ */
+export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
+  const fields = checkScopeFields(options.scope, "workingMemory");
+  const schema = options.schema;
+  const structured = schema !== undefined && canStructure(options.model);
+  const format = schema ? JSON_FORMAT.replace("{schema}", JSON.stringify(schema)) : TEXT_FORMAT;
+  const template = options.prompt ?? WORKING_MEMORY_PROMPT;
+  const fresh = (data: ProfileData | undefined, now: number) =>
+    data && (options.retentionMs === undefined || now - data.updatedAt <= options.retentionMs) ? data : undefined;
+
+  const registry = new WorkRegistry<ProfileData>(
+    {
+      name: options.stateName ?? "profile",
+      batchSize: options.batchSize ?? 20,
+      async process(batch) {
+        const current = fresh(batch.data, batch.now);
+        const prompt = template
+          .replace("{profile}", current ? shown(current.profile) : "(empty)")
+          .replace("{lines}", linesOf(batch.messages))
+          .replace("{format}", format);
+        let profile: JsonValue;
+        if (structured) {
+          const model = (options.model.withStructuredOutput as NonNullable<ExtractionModel["withStructuredOutput"]>)(schema as Record<string, unknown>, { name: "update_profile", method: "functionCalling" });
+          profile = toJsonValue(await model.invoke(prompt));
+        } else {
+          const text = textOf(await options.model.invoke(prompt)).trim();
+          profile = schema ? toJsonValue(parseJson(text)) : text;
+        }
+        return { profile, updatedAt: batch.now };
+      },
+    },
+    fields,
+    options.onError ?? ((error, { memory }) => console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error)),
+  );
+
+  return {
+    name: `working-memory(scope=${fields ? fields.join("+") : "session"})`,
+    async load(context): Promise<BaseMessage[]> {
+      const work = registry.for(context.store, "workingMemory");
+      const data = fresh(await work.data(work.scopeOf(context.sessionKey)), Date.now());
+      if (!data || data.profile === "" || data.profile === null) return [];
+      return [new SystemMessage(`What you know about the user (working memory):\n${shown(data.profile)}`)];
+    },
+    async afterSave(context) {
+      registry.for(context.store, "workingMemory").notify(context.sessionKey);
+    },
+    idle: () => registry.idle(),
+    async profile(store, scope) {
+      return fresh(await registry.for(store, "workingMemory").data(scope), Date.now())?.profile;
+    },
+    resume: (store, scope) => registry.for(store, "workingMemory").resume(scope),
+  };
+}

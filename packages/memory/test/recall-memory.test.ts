@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
+import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf, unitVector } from "@memoria/core";
+import { createSqliteStore } from "@memoria/sql";
+import { writeSentinelTurn } from "@memoria/testkit";
+import { filesHolding } from "@memoria/testkit/servers";
+import { afterAll, describe, expect, it } from "vitest";
+import { HashingEmbeddings, combineMemory, exactIndex, factMemory, recallMemory, topK, vectorStoreIndex, windowMemory } from "../src/index.js";
+import { STORES, memoryModel, recordingChat } from "./helpers.js";
+
+const embeddings = new HashingEmbeddings({ dimensions: 256 });
+const root = mkdtempSync(join(tmpdir(), "memoria-recall-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>) {
+  const chat = recordingChat();
+  const chain = new RunnableWithMessageHistory({ runnable: chat.model, store, sessionFields: ["userId", "conversationId"], memory });
+  const say = (userId: string, conversationId: string, text: string) => chain.invoke([new HumanMessage(text)], { configurable: { userId, conversationId } });
+  return { say, chat };
+}
+
+describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
+  it("recalls what the user said in another conversation, with its neighbours, conversation and date", async () => {
+    const store = makeStore();
+    const recall = recallMemory({ embeddings, scope: ["userId"], k: 2 });
+    const { say, chat } = chatWith(store, combineMemory(recall, windowMemory({ k: 2 })));
+    await say("ada", "c1", "My favourite book is Dune by Frank Herbert.");
+    await say("ada", "c1", "The weather in Lisbon is warm today.");
+    await say("bob", "c9", "My favourite book is Emma by Jane Austen.");
+    await recall.idle();
+    await say("ada", "c2", "Which book did I say was my favourite?");
+    const system = chat.lastSystem() ?? "";
+    expect(system).toMatch(/^Recalled from earlier conversations:\n\nFrom the conversation conversationId c1 on \d{4}-\d\d-\d\d:\nHuman: My favourite book is Dune by Frank Herbert\.\nAI: noted/);
+    expect(system).not.toContain("Emma"); // another user's scope
+    expect(recall.indexFor(store).name).toBe(store.name === "sqlite" ? "sqlite-vec" : "exact");
+    await recall.idle();
+    await store.close();
+  });
+
+  it("never recalls the current conversation's recent messages, which the prompt holds already", async () => {
+    const store = makeStore();
+    const recall = recallMemory({ embeddings, scope: ["userId"], skipRecent: 4 });
+    const { say, chat } = chatWith(store, combineMemory(recall, windowMemory({ k: 2 })));
+    await say("ada", "c1", "Remember the code word: pelican.");
+    await recall.idle();
+    await say("ada", "c1", "What was the code word pelican about?");
+    expect(chat.lastSystem()).toBeUndefined();
+    await recall.idle();
+    await store.close();
+  });
+});
+
+describe("recall indexes", () => {
+  const scope = encodeSessionKey(scopeKeyOf({ userId: "ada" }));
+  const item = (session: string, position: number, vector: number[], at = 1) => ({ scope, session, position, at, vector });
+
+  it("exactIndex: nearest first, an upsert of the same position replaces, remove by session and age", async () => {
+    const index = exactIndex();
+    await index.upsert([item("s1", 0, [1, 0]), item("s1", 1, [0, 1]), item("s2", 0, [1, 1], 5)]);
+    expect((await index.search(scope, [1, 0.1], 2)).map((hit) => [hit.session, hit.position])).toEqual([["s1", 0], ["s2", 0]]);
+    await index.upsert([item("s1", 0, [0, -1])]);
+    expect((await index.search(scope, [1, 0.1], 3)).map((hit) => [hit.session, hit.position])).toEqual([["s2", 0], ["s1", 1], ["s1", 0]]);
+    expect(await index.remove({ before: 2 })).toBe(2);
+    expect(await index.remove({ sessions: ["s2"] })).toBe(1);
+    expect(await index.search(scope, [1, 0], 5)).toEqual([]);
+    await expect(index.remove({})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(index.search(scope, [1], -1)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("topK keeps the k best in order", () => {
+    const scores = [5, 1, 9, 3, 7, 7, 2].map((score, i) => ({ score, i }));
+    expect(topK(scores, 3).map((e) => e.score)).toEqual([9, 7, 7]);
+    expect(topK(scores, 0)).toEqual([]);
+    expect(topK(scores, 10).map((e) => e.score)).toEqual([9, 7, 7, 5, 3, 2, 1]);
+  });
+
+  it("the SQLite index ranks like the exact one and erases rows with their session", async () => {
+    const store = createSqliteStore({ path: ":memory:" });
+    const exact = exactIndex();
+    const vectors = Array.from({ length: 200 }, (_, i) => embeddings.vector(`message ${i} about topic ${i % 17} and ${i % 5}`));
+    const session = encodeSessionKey({ userId: "ada", conversationId: "c1" });
+    await store.append({ userId: "ada", conversationId: "c1" }, vectors.map((_, i) => new HumanMessage(`m${i}`)));
+    const items = vectors.map((vector, position) => item(session, position, vector));
+    await store.recallIndex().upsert(items);
+    await exact.upsert(items);
+    const query = embeddings.vector("topic 3 and 4");
+    const fromSql = await store.recallIndex().search(scope, query, 10);
+    const fromExact = await exact.search(scope, query, 10);
+    expect(fromSql.map((hit) => hit.position)).toEqual(fromExact.map((hit) => hit.position));
+    for (const [i, hit] of fromSql.entries()) expect(hit.score).toBeCloseTo(fromExact[i]?.score as number, 5);
+    await store.recallIndex().upsert(items.slice(0, 5)); // a repeated batch adds nothing
+    expect((await store.recallIndex().search(scope, query, 1000)).length).toBe(200);
+    await store.clear({ userId: "ada", conversationId: "c1" });
+    expect(await store.recallIndex().search(scope, query, 10)).toEqual([]);
+    await store.recallIndex().upsert(items.slice(0, 1)); // an erased session is not indexed again
+    expect(await store.recallIndex().search(scope, query, 10)).toEqual([]);
+    await store.close();
+  });
+
+  it("vectorStoreIndex puts recall on a LangChain VectorStore, one scope at a time, without text", async () => {
+    const vectorStore = new MemoryVectorStore(embeddings);
+    const index = vectorStoreIndex(vectorStore, { filter: (s) => (doc: { metadata: Record<string, unknown> }) => doc.metadata.memoriaScope === s });
+    const other = encodeSessionKey(scopeKeyOf({ userId: "bob" }));
+    await index.upsert([item("s1", 0, [1, 0]), item("s1", 1, [0, 1]), { ...item("s9", 0, [1, 0]), scope: other }]);
+    const hits = await index.search(scope, [1, 0.2], 5);
+    expect(hits.map((hit) => [hit.session, hit.position])).toEqual([["s1", 0], ["s1", 1]]);
+    expect(vectorStore.memoryVectors.every((entry) => entry.content === "")).toBe(true);
+    await expect(index.remove({ scope })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+});
+
+describe("long-term memory, erased", () => {
+  it("after delete({ userId }) no byte of the user's messages, facts or vectors is left in the SQLite files", async () => {
+    const dir = join(root, "erase");
+    const store = createSqliteStore({ path: join(dir, "history.db") });
+    const sentinel = `Sentinel${crypto.randomUUID().replace(/[^a-f]/g, "")}`; // letters only: the scripted model reads "works at Name"
+    const extractor = memoryModel();
+    const facts = factMemory({ model: extractor.model, scope: ["userId"] });
+    const recall = recallMemory({ embeddings, scope: ["userId"] });
+    const memory = combineMemory(facts, recall, windowMemory({ k: 2 }));
+    const { say } = chatWith(store, memory);
+    const said = `Ada works at ${sentinel} Labs.`;
+    await say("ada", "c1", said);
+    await say("ada", "c2", "Ada lives in Porto.");
+    await memory.idle();
+    await writeSentinelTurn(store, { userId: "ada", conversationId: "c3" }, sentinel);
+    await say("bob", "c1", "Bob lives in Oslo.");
+    await memory.idle();
+    expect((await facts.facts(store, { userId: "ada" })).map((fact) => fact.statement)).toContain(`Ada works at ${sentinel} Labs`);
+    const scope = encodeSessionKey(scopeKeyOf({ userId: "ada" }));
+    expect((await store.recallIndex().search(scope, embeddings.vector(said), 10)).length).toBe(4); // c1 and c2, each a human and an AI message
+    const vectorBytes = Buffer.from(unitVector(embeddings.vector(`Human: ${said}`)).buffer); // the whole row value: mostly zeros, so no shorter piece is telling
+    const holding = (needle: string | Buffer) => filesHolding(dir, needle as string);
+    expect(holding(sentinel).length).toBeGreaterThan(0);
+    expect(holding(vectorBytes).length).toBeGreaterThan(0);
+
+    expect(await store.delete({ userId: "ada" })).toBe(4); // three conversations and the scope record
+    expect(holding(sentinel)).toEqual([]);
+    expect(holding(vectorBytes)).toEqual([]);
+    expect(await store.recallIndex().search(scope, embeddings.vector(said), 10)).toEqual([]);
+    expect(await facts.facts(store, { userId: "ada" })).toEqual([]);
+    expect((await facts.facts(store, { userId: "bob" })).map((fact) => fact.statement)).toEqual(["Bob lives in Oslo"]);
+    await store.close();
+  });
+});
