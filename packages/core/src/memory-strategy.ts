@@ -47,8 +47,14 @@ export interface MemoryStrategy {
   readonly readonly?: boolean;
   /** The messages to put in the prompt's history slot, oldest first. */
   load(context: MemoryLoadContext): Promise<BaseMessage[]>;
-  /** Runs after the turn's messages were stored, still under the turn lock. */
+  /** Runs after the turn's messages were stored, still under the turn lock (unless `afterSaveUnlocked`). */
   afterSave?(context: MemorySaveContext): Promise<void>;
+  /**
+   * True when `afterSave` writes nothing under the turn's lock (it only hands work
+   * to the background): the store may then give the lock back with the append,
+   * as it does for a strategy without `afterSave`.
+   */
+  readonly afterSaveUnlocked?: boolean;
 }
 
 /** The default strategy: the whole stored history. */

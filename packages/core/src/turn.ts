@@ -93,8 +93,8 @@ export class Turn {
         "saveHistory",
         this.sessionKey,
         { messages: messages.length, turnId: this.turnId },
-        // Without an afterSave, nothing is written under the lock after this: the store may release it with the write.
-        () => this.backend.save(messages, this.turnId, { last: this.owner.memory.afterSave === undefined, keepTurnId: this.turnIdGiven }),
+        // Without an afterSave that writes under the lock, nothing is written under it after this: the store may release it with the write.
+        () => this.backend.save(messages, this.turnId, { last: this.owner.memory.afterSave === undefined || this.owner.memory.afterSaveUnlocked === true, keepTurnId: this.turnIdGiven }),
         { memoria_messages: messages.length, memoria_turn_id: this.turnId },
       );
     } catch (cause) {

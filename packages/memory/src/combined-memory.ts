@@ -34,8 +34,12 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
     },
   };
   if (afterSaves.length > 0) {
-    combined.afterSave = async (context) => {
-      for (const strategy of afterSaves) await strategy.afterSave?.(context);
+    return {
+      ...combined,
+      afterSaveUnlocked: afterSaves.every((strategy) => strategy.afterSaveUnlocked === true),
+      async afterSave(context) {
+        for (const strategy of afterSaves) await strategy.afterSave?.(context);
+      },
     };
   }
   return combined;

@@ -107,6 +107,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
       const past = facts.filter((fact) => !holds(fact) && subjects.has(fact.subject)).slice(-pastFacts);
       return [new SystemMessage(renderFacts(shown, past))];
     },
+    afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
       registry.for(context.store, "factMemory").notify(context.sessionKey);
     },

@@ -155,13 +155,14 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       if (k === 0 || !query.trim()) return [];
       const index = indexFor(store);
       const here = encodeSessionKey(context.sessionKey);
-      const recentFrom = (await context.count()) - skipRecent;
-      const hits = (await index.search(scopeId, await options.embeddings.embedQuery(query), k + skipRecent))
-        .filter((hit) => hit.score >= minScore && !(hit.session === here && hit.position >= recentFrom))
-        .slice(0, k);
+      const found = (await index.search(scopeId, await options.embeddings.embedQuery(query), k + skipRecent)).filter((hit) => hit.score >= minScore);
+      // The current session's length is read only when one of its messages was found.
+      const recentFrom = found.some((hit) => hit.session === here) ? (await context.count()) - skipRecent : Number.POSITIVE_INFINITY;
+      const hits = found.filter((hit) => !(hit.session === here && hit.position >= recentFrom)).slice(0, k);
       const excerpts = (await Promise.all(passages(hits).map((passage) => excerpt(store, passage)))).filter((text): text is string => text !== undefined);
       return excerpts.length ? [new SystemMessage(`Recalled from earlier conversations:\n\n${excerpts.join("\n\n")}`)] : [];
     },
+    afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
       workFor(context).work.notify(context.sessionKey);
     },

@@ -102,6 +102,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
       if (!data || data.profile === "" || data.profile === null) return [];
       return [new SystemMessage(`What you know about the user (working memory):\n${shown(data.profile)}`)];
     },
+    afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
       registry.for(context.store, "workingMemory").notify(context.sessionKey);
     },
