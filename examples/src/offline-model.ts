@@ -2,6 +2,7 @@ import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
+import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 
 function text(message: BaseMessage): string {
   return typeof message.content === "string" ? message.content : message.text;
@@ -12,7 +13,9 @@ function text(message: BaseMessage): string {
  * is offline, and answers only from what it was given, so you can watch memory
  * work: it remembers a name told with "my name is …" (also through a summary),
  * reports how many earlier messages reached it, and answers a summarization
- * prompt with an extractive summary of what the human said.
+ * prompt with an extractive summary of what the human said. Long-term memory's
+ * prompts (fact extraction, subject resolution, profile) get @memoria/testkit's
+ * scripted answers, which read a few sentence shapes ("X lives in Y", "my name is X").
  */
 export class OfflineChatModel extends BaseChatModel {
   static override lc_name() {
@@ -27,6 +30,8 @@ export class OfflineChatModel extends BaseChatModel {
   static answer(messages: BaseMessage[]): string {
     const last = messages[messages.length - 1];
     const question = last ? text(last) : "";
+    const memoryAnswer = answerMemoryPrompt(question);
+    if (memoryAnswer !== undefined) return memoryAnswer;
     const summarize = /^Progressively summarize[\s\S]*Current summary:\n([\s\S]*?)\n\nNew lines of conversation:\n([\s\S]*?)\n\nNew summary:/.exec(question);
     if (summarize) {
       // An extractive summary: what the human said, appended to the summary so far.
@@ -38,7 +43,7 @@ export class OfflineChatModel extends BaseChatModel {
     // Names told by the human, directly or through a summary in a system message.
     const names = messages
       .filter((m) => m.getType() === "human" || m.getType() === "system")
-      .map((m) => /my name is ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
+      .map((m) => /(?:my name is|the user is named) ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
       .filter((name): name is string => name !== undefined);
     const parts = ["[offline model]"];
     if (system) parts.push(`(system: ${text(system)})`);

@@ -59,6 +59,22 @@ describe("pnpm demo", () => {
     expect(answer.out).toContain("Your name is Grace.");
   });
 
+  it("with --user, remembers the user across sessions: facts extracted after each turn, and recall of earlier conversations", async () => {
+    await demo(["--user", "ada", "--session", "trip", "--message", "My name is Ada and Ada lives in Lisbon."]);
+    await demo(["--user", "ada", "--session", "books", "--message", "My favourite book is Dune."]);
+    const later = await demo(["--user", "ada", "--session", "later", "--message", "What is my name?", "--verbose"]);
+    expect(later.out).toContain("Your name is Ada.");
+    expect(later.out).toContain("Long-term memory, facts learned in earlier conversations:\n");
+    expect(later.out).toContain("- the user is named Ada (since ");
+    expect(later.out).toContain("- Ada lives in Lisbon (since ");
+    const recalled = await demo(["--user", "ada", "--session", "later", "--message", "Which book is my favourite?", "--verbose"]);
+    expect(recalled.out).toContain("Recalled from earlier conversations:");
+    expect(recalled.out).toContain("From the conversation sessionId books on ");
+    expect(recalled.out).toContain("Human: My favourite book is Dune.");
+    // Another user's memory stays apart.
+    expect((await demo(["--user", "bob", "--session", "later", "--message", "What is my name?"])).out).toContain("I don't know your name");
+  });
+
   it("talks interactively until /exit", async () => {
     const { out } = await demo(["--session", "live"], ["My name is Lin", "What is my name?", "/exit", "never read"]);
     expect(out).toContain('session "live" (0 messages so far)');

@@ -4,6 +4,10 @@ import { describe, expect, it } from "vitest";
 import { main as chatWithHistory } from "../src/chat-with-history.js";
 import { main as agentWithMemory } from "../src/agent-with-memory.js";
 import { main as llmChainMemory } from "../src/llm-chain-memory.js";
+import { main as longTermMemory } from "../src/long-term-memory.js";
+import { main as factsExample } from "../src/long-term/facts.js";
+import { main as recallExample } from "../src/long-term/recall.js";
+import { main as workingMemoryExample } from "../src/long-term/working-memory.js";
 import { main as promptWithHistory } from "../src/prompt-with-history.js";
 
 async function run(main: (log: (line: string) => void) => Promise<void>): Promise<string[]> {
@@ -40,6 +44,33 @@ describe("examples", () => {
       `> [offline model] ${system} You said: "Thanks!". I was given 6 earlier messages.`,
       '(session "course" holds 8 messages)',
     ]);
+  });
+
+  it("long-term-memory: facts with time, a profile and recall reach a new conversation, and go with delete({ userId })", async () => {
+    const out = (await run(longTermMemory)).join("\n");
+    expect(out).toMatch(/facts, with the time each held:\n {2}Ada lives in London \(since [\d-]+, until [\d-]+\)\n/);
+    expect(out).toMatch(/\n {2}Ada lives in Paris \(since [\d-]+\)\n/);
+    expect(out).toContain("What you know about the user (working memory):\nAda lives in Paris\nthe user is named Ada\nthe user likes the book Dune");
+    expect(out).toMatch(/No longer true:\n- Ada lives in London \(until [\d-]+\)/);
+    expect(out).toMatch(/From the conversation conversationId monday on [\d-]+:\n[\s\S]*Human: My favourite book is Dune\./);
+    expect(out).toContain('after delete({ userId: "ada" }): 0 facts');
+  });
+
+  it("long-term/facts: London until the move, Paris since, and the prompt says so", async () => {
+    const out = (await run(factsExample)).join("\n");
+    expect(out).toMatch(/^Ada lives in London: since [\d-]+, until [\d-]+ \(replaced by f2\)\nAda lives in Paris: since [\d-]+\n/);
+    expect(out).toMatch(/System: Long-term memory, facts learned in earlier conversations:\n- Ada lives in Paris \(since [\d-]+\)\nNo longer true:\n- Ada lives in London \(until [\d-]+\)\nHuman: Where does Ada live\?/);
+  });
+
+  it("long-term/working-memory: the profile starts the next conversation", async () => {
+    const out = (await run(workingMemoryExample)).join("\n");
+    expect(out).toContain("System: What you know about the user (working memory):\nAda works at Babbage Labs\nthe user is named Ada\nthe user likes the language Haskell\nHuman: What is my name?");
+  });
+
+  it("long-term/recall: a new conversation recalls the earlier message it asks about, and only that one", async () => {
+    const out = (await run(recallExample)).join("\n");
+    expect(out).toMatch(/From the conversation conversationId october on [\d-]+:\nHuman: The wifi password at the cabin is larch-42\./);
+    expect(out).not.toContain("fence");
   });
 
   it("llm-chain-memory: seed 000's prompts, text then chat, and the chat chain remembers", async () => {

@@ -5,8 +5,13 @@
  *   pnpm demo --session s1 --message "My name is Ada"  one turn, for scripts
  *   pnpm demo --session s1 --message "What is my name?" --verbose
  *   pnpm demo --list                                   past sessions of the user
+ *   pnpm demo --user ada --session trip --message "Ada lives in Lisbon"
+ *   pnpm demo --user ada --session later --message "Where do I live?" --verbose
  *
- * Options: --session ID (default "default"), --user ID (default "local"),
+ * Options: --session ID (default "default"), --user ID (default "local"; naming
+ * a user also turns on long-term memory across that user's sessions: facts the
+ * model extracts after each turn, and recall of earlier conversations through
+ * sqlite-vec),
  * --window K (only the last K turns reach the model), --summary (recent turns
  * within --max-tokens, default 300, word for word; older ones summarized by the
  * model), --db PATH
@@ -16,8 +21,9 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { OpenAIEmbeddings } from "@langchain/openai";
 import { type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
-import { summaryBufferMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, combineMemory, factMemory, recallMemory, summaryBufferMemory, windowMemory } from "@memoria/memory";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
 import { chooseModel } from "./model.js";
 
@@ -30,14 +36,14 @@ export interface DemoIo {
   lines?: AsyncIterable<string>;
 }
 
-const USAGE = `usage: pnpm demo [--session ID] [--user ID] [--message TEXT] [--list] [--window K | --summary [--max-tokens N]] [--db PATH] [--verbose]`;
+const USAGE = `usage: pnpm demo [--session ID] [--user ID (long-term memory across the user's sessions)] [--message TEXT] [--list] [--window K | --summary [--max-tokens N]] [--db PATH] [--verbose]`;
 
 export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
       session: { type: "string", default: "default" },
-      user: { type: "string", default: "local" },
+      user: { type: "string" },
       message: { type: "string" },
       list: { type: "boolean", default: false },
       window: { type: "string" },
@@ -69,14 +75,18 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   const path = resolve(io.cwd ?? process.cwd(), values.db as string);
   const store = createSqliteStore({ path });
   try {
+    const user = values.user ?? "local";
     if (values.list) {
-      const { sessions } = await store.list({ userId: values.user as string });
-      if (sessions.length === 0) io.write(`no sessions yet for user "${values.user}" in ${path}\n`);
+      const { sessions } = await store.list({ userId: user });
+      if (sessions.length === 0) io.write(`no sessions yet for user "${user}" in ${path}\n`);
       for (const key of sessions) io.write(`${key.sessionId}\t${await store.count(key)} messages\n`);
       return 0;
     }
     const { model, description } = chooseModel(io.env ?? process.env);
     if (values.summary) memory = summaryBufferMemory({ model, maxTokens });
+    // Off the turn: facts and recall vectors are worked out after each saved turn.
+    const longTerm = values.user === undefined ? undefined : combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(io.env ?? process.env), scope: ["userId"] }), memory);
+    if (longTerm) memory = longTerm;
     const prompt = ChatPromptTemplate.fromMessages([
       ["system", "You are memoria's demo assistant."],
       new MessagesPlaceholder("history"),
@@ -91,7 +101,7 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       memory,
     });
     const config = {
-      configurable: { userId: values.user, sessionId: values.session },
+      configurable: { userId: user, sessionId: values.session },
       callbacks: values.verbose ? [new PromptPrinter(io.write)] : [],
     };
     const turn = async (input: string) => {
@@ -100,15 +110,17 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
     };
     if (values.message !== undefined) {
       await turn(values.message);
+      await longTerm?.idle();
       return 0;
     }
-    io.write(`memoria demo: ${description}\nhistory: ${path}, user "${values.user}", session "${values.session}" (${await store.count({ userId: values.user as string, sessionId: values.session as string })} messages so far)\ntype /exit to leave\n`);
+    io.write(`memoria demo: ${description}\nhistory: ${path}, user "${user}", session "${values.session}" (${await store.count({ userId: user, sessionId: values.session as string })} messages so far)${longTerm ? ", long-term memory on" : ""}\ntype /exit to leave\n`);
     for await (const line of io.lines ?? []) {
       const input = line.trim();
       if (input === "/exit") break;
       if (input) await turn(input);
       io.write("> ");
     }
+    await longTerm?.idle();
     return 0;
   } catch (error) {
     if (MemoriaError.isInstance(error)) {
@@ -119,6 +131,13 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** OpenAI-compatible embeddings when OPENAI_EMBEDDINGS_MODEL names one; otherwise offline hashing embeddings. */
+function embeddingsFor(env: NodeJS.ProcessEnv) {
+  const model = env.OPENAI_EMBEDDINGS_MODEL;
+  if (!model) return new HashingEmbeddings();
+  return new OpenAIEmbeddings({ model, apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration: env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,0 +1,112 @@
+/**
+ * Long-term memory with the real @langchain/openai clients (ChatOpenAI for the
+ * chat and for fact extraction through withStructuredOutput; OpenAIEmbeddings for
+ * recall) against a local server speaking the OpenAI protocol, on SQLite with
+ * sqlite-vec. The server's answers are scripted: it reads memoria's prompts as a
+ * model would, through @memoria/testkit's scripted memory model.
+ */
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
+import { type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
+import { HashingEmbeddings, combineMemory, factMemory, recallMemory, windowMemory } from "@memoria/memory";
+import { createSqliteStore } from "@memoria/sql";
+import { extractFactsAnswer, resolveSubjectsAnswer } from "@memoria/testkit/scripted-model";
+import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const hashing = new HashingEmbeddings({ dimensions: 256 });
+let server: OpenAICompatibleServer;
+
+function textOf(content: unknown): string {
+  return typeof content === "string" ? content : JSON.stringify(content ?? "");
+}
+
+/** The chat's answer: what memory put in the system message about the question's subject. */
+function chatAnswer(request: ChatCompletionRequest): string {
+  const system = request.messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
+  const question = textOf(request.messages.at(-1)?.content);
+  if (/where does (she|ada) live/i.test(question)) return /- (\w+ lives in \w+) \(since/.exec(system)?.[1] ?? "I don't know where she lives.";
+  if (/book/i.test(question)) return /favourite book is ([A-Z]\w+)/.exec(system)?.[1] ? `You said ${/favourite book is ([A-Z]\w+)/.exec(system)?.[1]}.` : "You never told me.";
+  return "Noted.";
+}
+
+beforeAll(async () => {
+  server = await startOpenAICompatibleServer(
+    (request) => {
+      const last = textOf(request.messages.at(-1)?.content);
+      if (request.tools?.some((tool) => tool.function.name === "record_facts")) {
+        return { toolCalls: [{ id: `call_${request.messages.length}`, name: "record_facts", arguments: JSON.stringify(extractFactsAnswer(last)) }] };
+      }
+      if (last.startsWith("Which of the known subjects")) return { content: resolveSubjectsAnswer(last) };
+      return { content: chatAnswer(request) };
+    },
+    { embed: (texts) => texts.map((text) => hashing.vector(text)) },
+  );
+});
+afterAll(() => server.stop());
+
+const chatModel = () => new ChatOpenAI({ model: "gpt-test", apiKey: "test-key", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+
+function assistant(memory: MemoryStrategy) {
+  const store = createSqliteStore({ path: ":memory:" });
+  const prompt = ChatPromptTemplate.fromMessages([["system", "You are a helpful assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
+  const chain = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(chatModel()),
+    store,
+    sessionFields: ["userId", "conversationId"],
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    memory,
+  });
+  const say = async (conversationId: string, input: string) => textOf((await chain.invoke({ input }, { configurable: { userId: "ada", conversationId } })).content);
+  return { store, say };
+}
+
+describe("long-term memory with ChatOpenAI and OpenAIEmbeddings", () => {
+  it("London, then Paris: the prompt says Paris, and the facts keep London until the move", async () => {
+    const facts = factMemory({ model: chatModel(), scope: ["userId"] });
+    const { store, say } = assistant(combineMemory(facts, windowMemory({ k: 2 })));
+    await say("c1", "Ada lives in London.");
+    await facts.idle();
+    await say("c2", "Ada moved to Paris last week.");
+    await facts.idle();
+    expect(await say("c3", "Where does Ada live now?")).toBe("Ada lives in Paris");
+    const history = await facts.facts(store, { userId: "ada" });
+    expect(history.map((fact) => [fact.statement, fact.until !== undefined])).toEqual([
+      ["Ada lives in London", true],
+      ["Ada lives in Paris", false],
+    ]);
+    const extraction = server.requests.find((request) => request.tools?.some((tool) => tool.function.name === "record_facts"));
+    expect(extraction?.tool_choice).toMatchObject({ function: { name: "record_facts" } }); // withStructuredOutput, not a JSON prompt
+    await facts.idle();
+    await store.close();
+  });
+
+  it("resolves a pronoun through the model when more facts are known than the prompt takes", async () => {
+    const facts = factMemory({ model: chatModel(), scope: ["userId"], maxFacts: 1 });
+    const { store, say } = assistant(combineMemory(facts, windowMemory({ k: 2 })));
+    await say("c1", "Bob lives in Oslo. Ada lives in Lisbon.");
+    await facts.idle();
+    await say("c2", "I met Ada for coffee.");
+    expect(await say("c2", "Where does she live?")).toBe("Ada lives in Lisbon");
+    const last = server.requests.at(-1) as ChatCompletionRequest;
+    expect(textOf(last.messages.find((m) => m.role === "system" && textOf(m.content).includes("Long-term memory"))?.content)).not.toContain("Oslo");
+    await facts.idle();
+    await store.close();
+  });
+
+  it("recalls across conversations with embeddings from the server", async () => {
+    const embeddings = new OpenAIEmbeddings({ model: "text-embedding-test", apiKey: "test-key", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const recall = recallMemory({ embeddings, scope: ["userId"], k: 2 });
+    const { store, say } = assistant(combineMemory(recall, windowMemory({ k: 2 })));
+    const before = server.embeddingRequests.length;
+    await say("c1", "My favourite book is Dune by Frank Herbert.");
+    await say("c1", "Also, it rained all day.");
+    await recall.idle();
+    expect(await say("c2", "Which book did I say was my favourite?")).toBe("You said Dune.");
+    expect(server.embeddingRequests.length).toBeGreaterThan(before);
+    expect(recall.indexFor(store).name).toBe("sqlite-vec");
+    await recall.idle();
+    await store.close();
+  });
+});
