@@ -16,11 +16,12 @@ import { latencyChart, table } from "./report.js";
 import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import { latencyBySize } from "./latency.js";
 import { latencySections } from "./latency-report.js";
+import { longTermSections } from "./long-term-report.js";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint, wrapperCost } from "./workloads.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8").split(",").map((w) => w.trim().toUpperCase()));
 const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
@@ -128,6 +129,11 @@ try {
         rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),
       ),
     );
+  }
+
+  if (only.has("W8")) {
+    log("W8: long-term memory (SQLite): turn cost, recall quality, recall query time");
+    sections.push(...(await longTermSections(settings, log)));
   }
 } finally {
   await Promise.all(opened.flatMap((k) => [k.memoria.close(), k.langchain?.close(), k.bare?.close()]));

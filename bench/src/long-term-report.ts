@@ -1,0 +1,44 @@
+import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
+import { formatMs } from "./measure.js";
+import { type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
+import { table } from "./report.js";
+import type { Settings } from "./workloads.js";
+
+function quality(label: string, q: RecallQuality): string[] {
+  return [label, `${q.hits} / ${q.questions} (${((100 * q.hits) / q.questions).toFixed(0)}%)`, `${q.changedNewer} / ${q.changed} (${((100 * q.changedNewer) / q.changed).toFixed(0)}%)`];
+}
+
+/**
+ * W8's sections. With OPENAI_BASE_URL (and OPENAI_MODEL, OPENAI_EMBEDDINGS_MODEL)
+ * set, the recall set also runs through that real model and those embeddings.
+ */
+export async function longTermSections(settings: Settings, log: (line: string) => void): Promise<string[]> {
+  const turns = [...(await longTermTurns(settings, 0)), ...(await longTermTurns(settings, 50))];
+  const base = (modelMs: number) => turns.find((t) => t.modelMs === modelMs && t.variant === "buffer memory")?.turn ?? Number.NaN;
+  log("W8: recall set");
+  const rows = [quality("scripted model, hashing embeddings (offline)", await recallQuality())];
+  const env = process.env;
+  if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
+    const configuration = env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined;
+    const model = new ChatOpenAI({ model: env.OPENAI_MODEL ?? "gpt-4o-mini", apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration });
+    const embeddings = new OpenAIEmbeddings({ model: env.OPENAI_EMBEDDINGS_MODEL ?? "text-embedding-3-small", apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration });
+    rows.push(quality(`${model.model}, ${embeddings.model}`, await recallQuality({ model, embeddings })));
+  }
+  log("W8: recall query time");
+  const sizes = settings.quick ? [10_000] : [10_000, 100_000];
+  const queries = [];
+  for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15)));
+  return [
+    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds 20 earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets them finish between turns, untimed, as a person's pause would. Interleaved, medians of " +
+      `${settings.runs}. Target: ≤ 1.2× the buffer turn.\n`,
+    table(
+      ["chat model", "memory", "turn", "÷ buffer turn"],
+      turns.map((t) => [t.modelMs === 0 ? "instant" : `${t.modelMs} ms`, t.variant, formatMs(t.turn), (t.turn / base(t.modelMs)).toFixed(2)]),
+    ),
+    "\n### Recall quality\n\nThe repo's recall set (`bench/src/recall-set.ts`): 10 users × 5 conversations, 50 questions whose answer was said in an earlier conversation, 10 facts changed in a later one (a move or a new job). Hit: the message holding the answer is among recall's top 5. Newer value: the fact that holds now is the new one, and the old one is closed. Run it against a real model and embeddings with `OPENAI_BASE_URL=… OPENAI_API_KEY=… OPENAI_MODEL=… OPENAI_EMBEDDINGS_MODEL=… pnpm bench --only W8`.\n",
+    table(["model and embeddings", "answer in top 5", "changed facts answered with the newer value"], rows),
+    "\n### Recall query time\n\nTop 5 of one scope holding that many vectors (256 dimensions, hashing embeddings of synthetic notes): the SQL store's index (rows ranked by sqlite-vec's `vec_distance_cosine`) against `exactIndex()` (a scan of Float32Arrays in this process). Median of " +
+      `${settings.quick ? 5 : 15} queries.\n`,
+    table(["vectors in the scope", "index", "query"], queries.map((q) => [q.items.toLocaleString("en"), q.index, formatMs(q.query)])),
+  ];
+}

@@ -1,0 +1,182 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { EmbeddingsInterface } from "@langchain/core/embeddings";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory } from "@memoria/memory";
+import { createSqliteStore } from "@memoria/sql";
+import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
+import { median, timed } from "./measure.js";
+import { recallSet } from "./recall-set.js";
+import type { Settings } from "./workloads.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The scripted memory model, answering after `delayMs` as a hosted model would. */
+function scriptedModel(delayMs: number): ExtractionModel {
+  return RunnableLambda.from(async (prompt: string) => {
+    await sleep(delayMs);
+    return answerMemoryPrompt(prompt) ?? "NONE";
+  });
+}
+
+/** A wrapper around a chat model that answers after `modelMs`. */
+function chain(store: ReturnType<typeof createSqliteStore>, memory: MemoryStrategy, modelMs = 0) {
+  const model = RunnableLambda.from(async () => {
+    if (modelMs > 0) await sleep(modelMs);
+    return new AIMessage("Noted.");
+  });
+  return new RunnableWithMessageHistory({ runnable: model, store, sessionFields: ["userId", "conversationId"], memory });
+}
+
+export interface LongTermTurn {
+  /** How long the chat model takes to answer. */
+  modelMs: number;
+  variant: string;
+  turn: number;
+}
+
+/**
+ * A turn on SQLite with buffer memory, against the same turn with fact and recall
+ * memory on top (scripted extraction answering after 20 ms, hashing embeddings),
+ * with a chat model answering after `modelMs`. Each user already holds 20
+ * processed conversations. Between turns the background work is let finish (as a
+ * person's pause would), untimed.
+ */
+export async function longTermTurns(settings: Settings, modelMs: number): Promise<LongTermTurn[]> {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-lt-"));
+  const store = createSqliteStore({ path: join(dir, "history.db") });
+  try {
+    const embeddings = new HashingEmbeddings();
+    const facts = factMemory({ model: scriptedModel(20), scope: ["userId"] });
+    const recall = recallMemory({ embeddings, scope: ["userId"] });
+    const variants: Record<string, MemoryStrategy & { idle?: () => Promise<void> }> = {
+      "buffer memory": bufferMemory(),
+      "buffer + facts + recall": combineMemory(facts, recall, bufferMemory()),
+    };
+    const chains = Object.fromEntries(Object.entries(variants).map(([name, memory]) => [name, chain(store, memory, modelMs)]));
+    const users = Object.fromEntries(Object.keys(variants).map((name, i) => [name, `bench-user-${i}`]));
+    for (const [name, c] of Object.entries(chains)) {
+      for (let n = 0; n < 20; n++) {
+        for (const text of [`Bench${n} lives in City${n}.`, `Note ${n}: the meeting moved to room ${n}.`]) {
+          await c.invoke([new HumanMessage(text)], { configurable: { userId: users[name], conversationId: `past-${n}` } });
+          await variants[name]?.idle?.();
+        }
+      }
+    }
+    // Interleaved (A B A B …) after 3 untimed rounds; only the call is timed, the background work after it is not.
+    const samples: Record<string, number[]> = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
+    for (let round = 0; round < settings.runs + 3; round++) {
+      for (const [name, c] of Object.entries(chains)) {
+        const input = [new HumanMessage(`Where is meeting ${round % 20} now?`)];
+        const ms = await timed(() => c.invoke(input, { configurable: { userId: users[name], conversationId: "now" } }));
+        await variants[name]?.idle?.();
+        if (round >= 3) samples[name]?.push(ms);
+      }
+    }
+    return Object.entries(samples).map(([variant, times]) => ({ modelMs, variant, turn: median(times) }));
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface RecallQuality {
+  users: number;
+  conversations: number;
+  questions: number;
+  /** Questions whose answer message was among recall's top 5. */
+  hits: number;
+  changed: number;
+  /** Changed facts whose current fact is the newer value (and the older one is closed). */
+  changedNewer: number;
+}
+
+/** Runs the recall set through fact and recall memory on SQLite; with `model` / `embeddings` given (a real model), through those. */
+export async function recallQuality(options: { model?: ExtractionModel; embeddings?: EmbeddingsInterface } = {}): Promise<RecallQuality> {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-recall-"));
+  const store = createSqliteStore({ path: join(dir, "history.db") });
+  const embeddings = options.embeddings ?? new HashingEmbeddings();
+  const facts = factMemory({ model: options.model ?? scriptedModel(0), scope: ["userId"], onError: (error) => console.error(error) });
+  const recall = recallMemory({ embeddings, scope: ["userId"], onError: (error) => console.error(error) });
+  const memory = combineMemory(facts, recall, bufferMemory());
+  const c = chain(store, memory);
+  const set = recallSet();
+  const result: RecallQuality = { users: set.length, conversations: 0, questions: 0, hits: 0, changed: 0, changedNewer: 0 };
+  try {
+    for (const user of set) {
+      for (const [n, conversation] of user.conversations.entries()) {
+        result.conversations++;
+        for (const text of conversation) await c.invoke([new HumanMessage(text)], { configurable: { userId: user.userId, conversationId: `c${n + 1}` } });
+        await memory.idle();
+      }
+      const index: RecallIndex = recall.indexFor(store);
+      const scope = encodeSessionKey(scopeKeyOf({ userId: user.userId }));
+      for (const q of user.questions) {
+        result.questions++;
+        const hits = await index.search(scope, await embeddings.embedQuery(q.question), 5);
+        const texts = await Promise.all(
+          hits.map(async (hit) => {
+            const key = decodeSessionKey(hit.session);
+            const messages = await store.read(key, { last: (await store.count(key)) - hit.position });
+            return String(messages[0]?.content ?? "");
+          }),
+        );
+        if (texts.includes(q.answerIn)) result.hits++;
+        if (q.changed) {
+          result.changed++;
+          const all = await facts.facts(store, { userId: user.userId });
+          const now = all.filter((fact) => fact.until === undefined).map((fact) => fact.statement);
+          if (now.includes(q.changed.now) && !now.includes(q.changed.before)) result.changedNewer++;
+        }
+      }
+    }
+    return result;
+  } finally {
+    await memory.idle();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export interface RecallQueryTime {
+  index: string;
+  items: number;
+  query: number;
+}
+
+/** Median time of a top-5 query over `items` vectors (256 dimensions) in one scope: sqlite-vec against the exact scan. */
+export async function recallQueryTime(items: number, runs: number): Promise<RecallQueryTime[]> {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-vec-"));
+  const store = createSqliteStore({ path: join(dir, "history.db") });
+  try {
+    const embeddings = new HashingEmbeddings();
+    const sessions = 100;
+    for (let s = 0; s < sessions; s++) await store.append({ userId: "u", conversationId: `c${s}` }, [new HumanMessage(`conversation ${s}`)]);
+    const scope = encodeSessionKey(scopeKeyOf({ userId: "u" }));
+    const indexes: RecallIndex[] = [store.recallIndex(), exactIndex()];
+    const words = ["harbour", "invoice", "garden", "violin", "ferry", "thesis", "recipe", "glacier", "lantern", "budget", "orchard", "summit"];
+    for (let from = 0; from < items; from += 1_000) {
+      const batch = Array.from({ length: Math.min(1_000, items - from) }, (_, i) => {
+        const n = from + i;
+        const text = `${words[n % 12]} ${words[(n * 7) % 12]} ${words[(n * 5 + 3) % 12]} note ${n % 997}`;
+        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text) };
+      });
+      for (const index of indexes) await index.upsert(batch);
+    }
+    const queries = Array.from({ length: runs }, (_, i) => embeddings.vector(`${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`));
+    const out: RecallQueryTime[] = [];
+    for (const index of indexes) {
+      await index.search(scope, queries[0] as number[], 5);
+      const times: number[] = [];
+      for (const query of queries) times.push(await timed(() => index.search(scope, query, 5)));
+      out.push({ index: index.name, items, query: median(times) });
+    }
+    return out;
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
