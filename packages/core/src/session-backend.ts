@@ -111,7 +111,8 @@ export function memoryContext(
   sessionKey: SessionKey,
   options: { input?: BaseMessage[]; config?: RunnableConfig } = {},
 ): MemoryLoadContext {
-  const key = createSessionKey(sessionKey);
+  // A memoria store's history names its own session: long-term memory scopes by its fields.
+  const key = isStoreChatMessageHistory(source) ? source.sessionKey : createSessionKey(sessionKey);
   let backend: Backend;
   if (isStoreChatMessageHistory(source)) backend = storeBackend(source.store, source.sessionKey);
   else if ("getMessages" in source) backend = historyBackend(source, source, key);

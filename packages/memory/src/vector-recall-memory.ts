@@ -1,6 +1,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
-import { type JsonValue, MemoriaError, type MemoryLoadContext, type MemoryStrategy } from "@memoria/core";
+import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallIndex, encodeSessionKey } from "@memoria/core";
 import { contextMessage, linesOf, textOfMessages, unprocessed } from "./extraction.js";
+import { exactIndex } from "./long-term/exact-index.js";
 import { readLastTurns } from "./turn-window.js";
 
 export interface VectorRecallMemoryOptions {
@@ -10,36 +11,36 @@ export interface VectorRecallMemoryOptions {
   k?: number;
   /** Recent turns kept word for word (never recalled twice). @default 3 */
   window?: number;
-  /** The most messages kept embedded (the newest). @default 2000 */
+  /** Only the newest this many messages are recalled. @default 2000 */
   maxIndexed?: number;
-  /** @default "vectors" */
+  /** Where the vectors live. @default the store's own index (sqlite-vec on SQLite), else an exact scan in this process */
+  index?: RecallIndex;
+  /** The state value holding how many messages were embedded. @default "vectors" */
   stateName?: string;
 }
 
-interface Indexed {
-  /** The message's position in the session. */
-  i: number;
-  line: string;
-  v: number[];
-}
+const indexes = new WeakMap<HistoryStore, RecallIndex>();
 
-function cosine(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += (a[i] as number) * (b[i] as number);
-    na += (a[i] as number) ** 2;
-    nb += (b[i] as number) ** 2;
+function indexOf(store: HistoryStore | undefined, given: RecallIndex | undefined): RecallIndex {
+  if (given) return given;
+  if (!store) throw new MemoriaError("INVALID_ARGUMENT", "vectorRecallMemory needs a memoria store (or an `index`) to keep its vectors.");
+  let index = indexes.get(store);
+  if (!index) {
+    const own = (store as Partial<{ recallIndex(): RecallIndex }>).recallIndex;
+    index = typeof own === "function" ? own.call(store) : exactIndex();
+    indexes.set(store, index);
   }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
+  return index;
 }
 
 /**
- * The recent window, plus the `k` earlier messages most similar to the input
- * (LangChain's VectorStoreRetrieverMemory, kept with the session). Each message is
- * embedded once, after its turn is saved; the vectors live in the session's state,
- * so they persist and are erased with it.
+ * The recent window, plus the `k` earlier messages of this conversation most
+ * similar to the input (LangChain's VectorStoreRetrieverMemory, kept with the
+ * session). Each message is embedded once, after its turn is saved and still
+ * under its lock, so the next turn can recall it; the vectors live in a recall
+ * index (the SQL store's rows are erased with the session), the count of
+ * embedded messages in the session's state. For recall across conversations,
+ * off the turn, see `recallMemory`.
  */
 export function vectorRecallMemory(options: VectorRecallMemoryOptions): MemoryStrategy {
   const k = options.k ?? 4;
@@ -48,43 +49,40 @@ export function vectorRecallMemory(options: VectorRecallMemoryOptions): MemorySt
   if (!Number.isInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `vectorRecallMemory: k must be a whole number >= 0, got ${k}.`);
   const name = options.stateName ?? "vectors";
 
-  async function catchUp(context: MemoryLoadContext): Promise<Indexed[]> {
-    const saved = (await context.state.get(name)) as { items?: Indexed[]; processed?: number } | undefined;
-    const items = [...(saved?.items ?? [])];
-    const processed = saved?.processed ?? 0;
-    const { messages, total } = await unprocessed(context, processed, 500);
-    if (messages.length === 0) return items;
+  async function catchUp(context: MemoryLoadContext): Promise<void> {
+    const saved = (await context.state.get(name)) as { processed?: number } | undefined;
+    const { messages, total } = await unprocessed(context, saved?.processed ?? 0, 500);
+    if (messages.length === 0) return;
     const first = total - messages.length;
     const fresh = messages
-      .map((message, offset) => ({ i: first + offset, line: linesOf([message]), keep: ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() !== "" }))
+      .map((message, offset) => ({ position: first + offset, line: linesOf([message]), keep: ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() !== "" }))
       .filter((item) => item.keep);
     const vectors = await options.embeddings.embedDocuments(fresh.map((item) => item.line));
-    fresh.forEach((item, n) => {
-      items.push({ i: item.i, line: item.line, v: (vectors[n] ?? []).map((x) => Math.round(x * 1e6) / 1e6) });
-    });
-    const kept = items.slice(-maxIndexed);
-    await context.state.set(name, { items: kept as unknown as JsonValue, processed: total });
-    return kept;
+    const id = encodeSessionKey(context.sessionKey);
+    const at = Date.now();
+    await indexOf(context.store, options.index).upsert(fresh.map((item, n) => ({ scope: id, session: id, position: item.position, at, vector: vectors[n] ?? [] })));
+    await context.state.set(name, { processed: total });
   }
 
   return {
     name: `vector-recall(k=${k}, window=${window})`,
     async load(context) {
-      const items = await catchUp(context);
+      await catchUp(context);
       const recent = await readLastTurns((o) => context.read(o), window);
-      const windowStart = (await context.count()) - recent.length;
-      const candidates = items.filter((item) => item.i < windowStart);
+      const total = await context.count();
+      const windowStart = total - recent.length;
       const query = textOfMessages(context.input);
-      if (k === 0 || candidates.length === 0 || !query.trim()) return recent;
-      const q = await options.embeddings.embedQuery(query);
-      const best = candidates
-        .map((item) => ({ item, score: cosine(q, item.v) }))
-        .filter(({ score }) => score > 0)
-        .sort((a, b) => b.score - a.score)
+      if (k === 0 || windowStart <= 0 || !query.trim()) return recent;
+      const id = encodeSessionKey(context.sessionKey);
+      const hits = (await indexOf(context.store, options.index).search(id, await options.embeddings.embedQuery(query), k + recent.length))
+        .filter((hit) => hit.score > 0 && hit.position < windowStart && hit.position >= total - maxIndexed)
         .slice(0, k)
-        .map(({ item }) => item)
-        .sort((a, b) => a.i - b.i);
-      return [...contextMessage("Earlier in this conversation:", best.map((item) => item.line)), ...recent];
+        .sort((a, b) => a.position - b.position);
+      if (hits.length === 0) return recent;
+      const from = hits[0]?.position as number;
+      const older = await context.read({ last: total - from });
+      const lines = hits.map((hit) => linesOf([older[hit.position - from] as (typeof older)[number]]));
+      return [...contextMessage("Earlier in this conversation:", lines), ...recent];
     },
     async afterSave(context) {
       await catchUp(context);

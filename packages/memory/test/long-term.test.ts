@@ -141,3 +141,49 @@ describe.each(STORES)("workingMemory on %s", (_, makeStore) => {
     await close();
   });
 });
+
+describe("retention", () => {
+  it("drops facts and recall vectors older than their kind's retention, at the next pass", async () => {
+    const { createSqliteStore } = await import("@memoria/sql");
+    const { HashingEmbeddings, recallMemory } = await import("../src/index.js");
+    const store = createSqliteStore({ path: ":memory:" });
+    const facts = factMemory({ model: memoryModel().model, scope: ["userId"], retentionMs: 50 });
+    const recall = recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"], retentionMs: 50 });
+    const { say, close } = chatWith(store, combineMemory(facts, recall, windowMemory({ k: 1 })));
+    await say("ada", "c1", "Ada lives in Riga.");
+    await facts.idle();
+    await recall.idle();
+    const scope = "memoriaScope=userId&userId=ada";
+    expect(await recall.indexFor(store).search(scope, new HashingEmbeddings().vector("Riga"), 10)).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await say("ada", "c2", "Ada works at Hansa Port.");
+    await facts.idle();
+    await recall.idle();
+    expect((await facts.facts(store, { userId: "ada" })).map((fact) => fact.statement)).toEqual(["Ada works at Hansa Port"]);
+    const left = await recall.indexFor(store).search(scope, new HashingEmbeddings().vector("Riga"), 10);
+    expect(left.map((hit) => hit.session)).toEqual(["conversationId=c2&userId=ada", "conversationId=c2&userId=ada"]);
+    await close();
+  });
+});
+
+describe("classic memories with facts", () => {
+  it("EntityMemory and ConversationKGMemory with `facts` give what holds now, across conversations", async () => {
+    const { EntityMemory, ConversationKGMemory } = await import("../src/index.js");
+    const { createSqliteStore } = await import("@memoria/sql");
+    const store = createSqliteStore({ path: ":memory:" });
+    const extractor = memoryModel();
+    const facts = factMemory({ model: extractor.model, scope: ["userId"] });
+    const first = new EntityMemory({ llm: extractor.model, chatHistory: store.history({ userId: "ada", conversationId: "c1" }), facts, k: 1 });
+    await first.saveContext({ input: "Ada lives in London." }, { output: "noted" });
+    await facts.idle();
+    const second = new EntityMemory({ llm: extractor.model, chatHistory: store.history({ userId: "ada", conversationId: "c2" }), facts, k: 1 });
+    await second.saveContext({ input: "Ada moved to Paris." }, { output: "noted" });
+    await facts.idle();
+    const vars = await second.loadMemoryVariables({ input: "Where does Ada live?" });
+    expect(vars.entities).toEqual({ Ada: expect.stringMatching(/^Ada lives in Paris \(since \d{4}-\d\d-\d\d\)\.$/) });
+    expect(vars.history).toBe("Human: Ada moved to Paris.\nAI: noted");
+    const graph = new ConversationKGMemory({ llm: extractor.model, chatHistory: store.history({ userId: "ada", conversationId: "c3" }), facts });
+    expect((await graph.loadMemoryVariables({ input: "Where does Ada live?" })).history).toMatch(/^Ada lives in Paris \(since [\d-]+\)\.$/);
+    await store.close();
+  });
+});

@@ -5,7 +5,11 @@ import type { VectorStoreRetrieverInterface } from "@langchain/core/vectorstores
 import type { MemoryStrategy } from "@memoria/core";
 import { entityMemory, loadEntities } from "../entity-memory.js";
 import { knowledgeGraphMemory, loadTriples } from "../knowledge-graph-memory.js";
+import type { FactMemory } from "../long-term/fact-memory.js";
 import type { SummaryModel } from "../summarizer.js";
+import { bufferMemory } from "../buffer-memory.js";
+import { combineMemory } from "../combined-memory.js";
+import { readLastTurns } from "../turn-window.js";
 import { type ChatMemoryInput, StrategyMemory } from "./strategy-memory.js";
 
 function humanInput(values: InputValues, inputKey: string | undefined, memoryKeys: string[]): HumanMessage[] {
@@ -22,6 +26,20 @@ export interface EntityMemoryInput extends ChatMemoryInput {
   chatHistoryKey?: string;
   /** @default "entities" */
   entitiesKey?: string;
+  /**
+   * Facts with time, across conversations: `factMemory({ model, scope: ["userId"] })`
+   * over a memoria store's history (`chatHistory: store.history(key)`). Entities then
+   * come from its facts that hold (what the input refers to, pronouns included, picked
+   * by the model past `maxFacts`), extracted after each save, off the call.
+   */
+  facts?: FactMemory;
+}
+
+/** Facts by subject, each dated: what a classic memory's variable shows. */
+function factsBySubject(current: { subject: string; statement: string; since: string }[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const fact of current) out[fact.subject] = [out[fact.subject], `${fact.statement} (since ${fact.since.slice(0, 10)}).`].filter(Boolean).join(" ");
+  return out;
 }
 
 /**
@@ -38,13 +56,19 @@ export class EntityMemory extends StrategyMemory {
     this.chatHistoryKey = fields.chatHistoryKey ?? "history";
     this.entitiesKey = fields.entitiesKey ?? "entities";
     this.options = { model: fields.llm, k: fields.k ?? 3 };
-    this.strategy = entityMemory(this.options);
+    this.facts = fields.facts;
+    this.strategy = this.facts ? combineMemory(this.facts, bufferMemory()) : entityMemory(this.options);
   }
+  private readonly facts?: FactMemory;
   override get memoryKeys(): string[] {
     return [this.chatHistoryKey, this.entitiesKey];
   }
   override async loadMemoryVariables(values: InputValues): Promise<MemoryVariables> {
     const context = this.context(humanInput(values, this.inputKey, this.memoryKeys));
+    if (this.facts) {
+      const recent = await readLastTurns((o) => context.read(o), this.options.k);
+      return { [this.chatHistoryKey]: this.format(recent), [this.entitiesKey]: factsBySubject((await this.facts.relevant(context)).current) };
+    }
     const { entities, recent } = await loadEntities(context, this.options);
     return { [this.chatHistoryKey]: this.format(recent), [this.entitiesKey]: entities };
   }
@@ -54,6 +78,8 @@ export interface ConversationKGMemoryInput extends ChatMemoryInput {
   llm: SummaryModel;
   /** @default 2 */
   k?: number;
+  /** Facts with time, across conversations, as for `EntityMemory`: the variable then lists the facts the input refers to, dated. */
+  facts?: FactMemory;
 }
 
 /** LangChain's ConversationKGMemory: the known triples about what the input names. */
@@ -63,11 +89,15 @@ export class ConversationKGMemory extends StrategyMemory {
   constructor(fields: ConversationKGMemoryInput) {
     super(fields);
     this.options = { model: fields.llm, k: fields.k ?? 2 };
-    this.strategy = knowledgeGraphMemory(this.options);
+    this.facts = fields.facts;
+    this.strategy = this.facts ?? knowledgeGraphMemory(this.options);
   }
+  private readonly facts?: FactMemory;
   override async loadMemoryVariables(values: InputValues): Promise<MemoryVariables> {
-    const { triples } = await loadTriples(this.context(humanInput(values, this.inputKey, this.memoryKeys)), this.options);
-    const text = triples.map((t) => `${t.join(" ")}.`).join("\n");
+    const context = this.context(humanInput(values, this.inputKey, this.memoryKeys));
+    const text = this.facts
+      ? (await this.facts.relevant(context)).current.map((fact) => `${fact.statement} (since ${fact.since.slice(0, 10)}).`).join("\n")
+      : (await loadTriples(context, this.options)).triples.map((t) => `${t.join(" ")}.`).join("\n");
     return { [this.memoryKey]: this.returnMessages ? (text ? [new SystemMessage(text)] : []) : text };
   }
 }

@@ -3,7 +3,7 @@ import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStr
 import { ask, linesOf, textOfMessages } from "../extraction.js";
 import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";
 import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain } from "./facts.js";
-import { type BackgroundErrorHandler, WorkRegistry } from "./scope-work.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export const SUBJECT_RESOLUTION_PROMPT = `Which of the known subjects does the user's new message refer to, by name or through words like "she", "he", "it", "there" or "my sister"? Use the recent conversation to tell who is meant.
 
@@ -50,13 +50,13 @@ export interface FactMemoryOptions {
 export interface FactMemory extends MemoryStrategy {
   /** Resolves when all background extraction has finished (tests, shutdown). */
   idle(): Promise<void>;
+  /** The facts a turn's input refers to (all that hold, up to `maxFacts`; past that, those the model picks), and the ones they replaced. */
+  relevant(context: MemoryLoadContext): Promise<{ current: Fact[]; past: Fact[] }>;
   /** The scope's facts, oldest first, with their time ranges; `current: true` keeps only those that hold. */
   facts(store: HistoryStore, scope: SessionKeyFilter, options?: { current?: boolean }): Promise<Fact[]>;
   /** Processes what a crash left unprocessed in the scope now (it is also done on the scope's next turn). */
   resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
 }
-
-const reportToConsole: BackgroundErrorHandler = (error, { memory }) => console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error);
 
 /**
  * Facts with time, kept per scope across conversations (Zep's and Mem0's idea, on
@@ -96,17 +96,21 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
     return current.filter((fact) => named.has(fact.subject.toLowerCase())).slice(-maxFacts);
   }
 
+  async function relevant(context: MemoryLoadContext): Promise<{ current: Fact[]; past: Fact[] }> {
+    const work = registry.for(context.store, "factMemory");
+    const facts = (await work.data(work.scopeOf(context.sessionKey)))?.facts ?? [];
+    const current = await pick(context, facts.filter(holds));
+    const subjects = new Set(current.map((fact) => fact.subject));
+    return { current, past: facts.filter((fact) => !holds(fact) && subjects.has(fact.subject)).slice(-pastFacts) };
+  }
+
   return {
     name: `facts(scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
-      const work = registry.for(context.store, "factMemory");
-      const facts = (await work.data(work.scopeOf(context.sessionKey)))?.facts ?? [];
-      const shown = await pick(context, facts.filter(holds));
-      if (shown.length === 0) return [];
-      const subjects = new Set(shown.map((fact) => fact.subject));
-      const past = facts.filter((fact) => !holds(fact) && subjects.has(fact.subject)).slice(-pastFacts);
-      return [new SystemMessage(renderFacts(shown, past))];
+      const { current, past } = await relevant(context);
+      return current.length ? [new SystemMessage(renderFacts(current, past))] : [];
     },
+    relevant,
     afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
       registry.for(context.store, "factMemory").notify(context.sessionKey);

@@ -15,7 +15,7 @@ import {
 } from "@memoria/core";
 import { linesOf, textOfMessages } from "../extraction.js";
 import { exactIndex } from "./exact-index.js";
-import { type BackgroundErrorHandler, WorkRegistry } from "./scope-work.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
   /** Any LangChain embeddings (OpenAIEmbeddings, …; HashingEmbeddings offline). */
@@ -113,7 +113,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       },
     },
     fields,
-    options.onError ?? ((error, { memory }) => console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error)),
+    options.onError ?? reportToConsole,
   );
 
   function workFor(context: Pick<MemoryLoadContext, "store" | "sessionKey">) {

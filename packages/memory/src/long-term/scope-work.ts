@@ -48,6 +48,10 @@ export interface ScopeJob<D> {
 /** Where a background failure is reported: a failed batch is not marked done, so the next turn, `resume` or restart tries it again. */
 export type BackgroundErrorHandler = (error: unknown, context: { scope: SessionKeyFilter; session?: SessionKey; memory: string }) => void;
 
+/** The default `onError`: says which memory failed, and that the work is tried again. */
+export const reportToConsole: BackgroundErrorHandler = (error, { memory }) =>
+  console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error);
+
 /**
  * Scope locks. Stores shared between processes renew a lease while it is held, so
  * a short one lets a crashed holder's work resume soon; a store in this process's

@@ -3,7 +3,7 @@ import { type HistoryStore, type JsonValue, type MemoryStrategy, type SessionKey
 import { linesOf } from "../extraction.js";
 import { textOf } from "../summarizer.js";
 import { type ExtractionModel, canStructure, parseJson } from "./fact-extraction.js";
-import { type BackgroundErrorHandler, WorkRegistry } from "./scope-work.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
 
@@ -91,7 +91,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
       },
     },
     fields,
-    options.onError ?? ((error, { memory }) => console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error)),
+    options.onError ?? reportToConsole,
   );
 
   return {
