@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import Table from "cli-table3";
-import { type SessionInfo, encodeMessage, encodeSessionKey } from "@memoria/core";
+import { type SessionInfo, encodeMessage, encodeSessionKey, isScopeKey } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
 import { positive, storeAndFilter, storeOptions } from "./options.js";
 import { parseFilter, parseSession, showKey } from "./session-arg.js";
@@ -69,17 +69,22 @@ export function browseCommands(program: Command): void {
         let sessions = 0;
         let messages = 0;
         let largest = 0;
+        let scopeRecords = 0;
         const users = new Set<string>();
         for await (const key of sessionsOf(store, filter)) {
+          if (isScopeKey(key)) {
+            scopeRecords++; // long-term memory of a user (facts, profile), not a conversation
+            continue;
+          }
           const count = await store.count(key);
           sessions++;
           messages += count;
           largest = Math.max(largest, count);
           if (key.userId !== undefined) users.add(key.userId);
         }
-        const stats = { store: label, sessions, messages, users: users.size, largestSession: largest };
+        const stats = { store: label, sessions, messages, users: users.size, largestSession: largest, scopeRecords };
         if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
-        else process.stdout.write(`${label}: ${sessions} sessions, ${messages} messages, ${users.size} users (userId), largest session ${largest} messages\n`);
+        else process.stdout.write(`${label}: ${sessions} sessions, ${messages} messages, ${users.size} users (userId), largest session ${largest} messages${scopeRecords ? `, ${scopeRecords} scope records (long-term memory)` : ""}\n`);
       }, { keys: options.keys });
     });
 }

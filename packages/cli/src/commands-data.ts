@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { Command } from "commander";
+import { isScopeKey } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
 import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
 import { headerLine, readExport, snapshotLines } from "./export-format.js";
@@ -121,11 +122,13 @@ export function dataCommands(program: Command): void {
       await withStore(options.store, async ({ store }) => {
         const doomed: string[] = [];
         let messages = 0;
+        let scopeRecords = 0;
         for await (const key of sessionsOf(store, filter)) {
           doomed.push(showKey(key));
-          messages += await store.count(key);
+          if (isScopeKey(key)) scopeRecords++;
+          else messages += await store.count(key);
         }
-        const what = `${doomed.length} sessions, ${messages} messages`;
+        const what = `${doomed.length - scopeRecords} sessions, ${messages} messages${scopeRecords ? `, ${scopeRecords} scope records (facts, profiles)` : ""}`;
         for (const line of doomed) process.stdout.write(`  ${line}\n`);
         if (options.dryRun) {
           process.stdout.write(`would erase ${what}\n`);
@@ -133,7 +136,8 @@ export function dataCommands(program: Command): void {
         }
         if (!options.yes) throw new UsageError(`this would erase ${what}; run again with --yes to erase them.`);
         const erased = await store.delete(filter);
-        process.stdout.write(`erased ${erased} sessions (${messages} messages), with their state, titles, metadata and locks\n`);
+        const records = scopeRecords ? "sessions and scope records" : "sessions";
+        process.stdout.write(`erased ${erased} ${records} (${messages} messages), with their state, titles, metadata and locks\n`);
       }, { keys: options.keys });
     });
 }

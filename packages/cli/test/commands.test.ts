@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import type { HistoryStore } from "@memoria/core";
+import { type HistoryStore, scopeKeyOf } from "@memoria/core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openStore } from "../src/store-url.js";
 import { memoria } from "./run-cli.js";
@@ -128,6 +128,37 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     expect(erased.stdout).toContain("erased 1 sessions (1 messages)");
     const left = await memoria(["sessions", "--store", url, "--json"]);
     expect(left.stdout.trim().split("\n").map((line) => JSON.parse(line).key.userId)).toEqual(["ada", "ada"]);
+  });
+
+  it("export, import, stats and erase carry a user's long-term memory (their scope record)", async () => {
+    const { store } = await openStore(url);
+    try {
+      await store.append({ userId: "cleo", conversationId: "c1" }, [new HumanMessage("Cleo lives in Nice")]);
+      await store.setState(scopeKeyOf({ userId: "cleo" }), "facts", { data: { facts: [{ statement: "Cleo lives in Nice" }] }, cursors: {} });
+    } finally {
+      await store.close();
+    }
+    const stats = await memoria(["stats", "--store", url, "--user", "cleo", "--json"]);
+    expect(JSON.parse(stats.stdout)).toMatchObject({ sessions: 1, messages: 1, scopeRecords: 1 });
+    const file = join(dir, `${tag()}.jsonl`);
+    expect((await memoria(["export", "--store", url, "--user", "cleo", "--out", file])).stderr).toBe("exported 2 sessions, 1 messages\n");
+    const target = `sqlite:${join(dir, `${tag()}.db`)}`;
+    expect((await memoria(["import", file, "--store", target])).code).toBe(0);
+    const copy = (await openStore(target)).store;
+    try {
+      expect(await copy.getState(scopeKeyOf({ userId: "cleo" }), "facts")).toEqual({ data: { facts: [{ statement: "Cleo lives in Nice" }] }, cursors: {} });
+    } finally {
+      await copy.close();
+    }
+    const dry = await memoria(["erase", "--store", url, "--user", "cleo", "--dry-run"]);
+    expect(dry.stdout).toBe("  conversationId=c1 userId=cleo\n  memoriaScope=userId userId=cleo\nwould erase 1 sessions, 1 messages, 1 scope records (facts, profiles)\n");
+    expect((await memoria(["erase", "--store", url, "--user", "cleo", "--yes"])).stdout).toContain("erased 2 sessions and scope records (1 messages)");
+    const { store: after } = await openStore(url);
+    try {
+      expect(await after.getState(scopeKeyOf({ userId: "cleo" }), "facts")).toBeUndefined();
+    } finally {
+      await after.close();
+    }
   });
 
   it("prune runs", async () => {

@@ -83,6 +83,26 @@ describe.each(STORES)("factMemory on %s", (_, makeStore) => {
     await close();
   });
 
+  it("a throwing onError hook does not turn a failed extraction into an unhandled rejection", async () => {
+    const store = makeStore();
+    const extractor = memoryModel();
+    const facts = factMemory({
+      model: extractor.model,
+      scope: ["userId"],
+      onError: () => {
+        throw new Error("the hook itself fails");
+      },
+    });
+    const { say, close } = chatWith(store, combineMemory(facts, windowMemory({ k: 2 })));
+    extractor.failNext(1);
+    await say("ada", "c1", "Ada lives in Kyiv.");
+    await facts.idle();
+    await say("ada", "c1", "Ada works at Arsenal.");
+    await facts.idle();
+    expect((await facts.facts(store, { userId: "ada" })).map((fact) => fact.statement)).toEqual(["Ada lives in Kyiv", "Ada works at Arsenal"]);
+    await close();
+  });
+
   it("picks the facts a pronoun refers to through the model when there are more than maxFacts", async () => {
     const store = makeStore();
     const extractor = memoryModel();

@@ -137,23 +137,30 @@ export class ScopeWork<D> {
 
   #start(queue: ScopeQueue): void {
     if (queue.running) return;
-    queue.running = this.#drain(queue).finally(() => {
+    queue.running = this.#drain(queue).then((finished) => {
       queue.running = undefined;
+      // A notice that came after the last check but before this: its work must not wait for the next turn.
+      if (finished && queue.dirty.size > 0) this.#start(queue);
     });
   }
 
-  /** Passes until nothing is dirty; each pass holds the scope's lock. */
-  async #drain(queue: ScopeQueue): Promise<void> {
+  /** Passes until nothing is dirty; each pass holds the scope's lock. False when a pass failed (retried at the next notice). */
+  async #drain(queue: ScopeQueue): Promise<boolean> {
     // Let the turn that noticed the work return first.
     await new Promise((resolve) => setImmediate(resolve));
     while (queue.dirty.size > 0 || !queue.caughtUp) {
       try {
         await this.#pass(queue);
       } catch (error) {
-        this.#onError(error, { scope: queue.scope, memory: this.#job.name });
-        return;
+        try {
+          this.#onError(error, { scope: queue.scope, memory: this.#job.name });
+        } catch {
+          // a throwing hook must not turn a background failure into an unhandled rejection
+        }
+        return false;
       }
     }
+    return true;
   }
 
   async #pass(queue: ScopeQueue): Promise<void> {
