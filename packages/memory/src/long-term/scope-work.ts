@@ -61,7 +61,12 @@ function scopeLock(store: HistoryStore) {
   return { ttlMs: store.capabilities.crossProcessLock ? 10_000 : 600_000, waitMs: 300_000 };
 }
 
+/** How many caught-up scopes a process remembers. */
+const CAUGHT_UP_LIMIT = 10_000;
+
 interface ScopeQueue {
+  /** The scope record's encoded key. */
+  id: string;
   scope: SessionKeyFilter;
   /** Sessions with unprocessed messages, in the order they were noticed. */
   dirty: Set<string>;
@@ -79,6 +84,8 @@ interface ScopeQueue {
  */
 export class ScopeWork<D> {
   readonly #queues = new Map<string, ScopeQueue>();
+  /** Scopes this process has compared with their progress since it started, newest last (bounded: a forgotten one is compared again). */
+  readonly #caughtUp = new Map<string, true>();
   readonly #store: HistoryStore;
   readonly #job: ScopeJob<D>;
   readonly #fields: readonly string[] | undefined;
@@ -129,7 +136,7 @@ export class ScopeWork<D> {
     const id = encodeSessionKey(scopeKeyOf(scope));
     let queue = this.#queues.get(id);
     if (!queue) {
-      queue = { scope, dirty: new Set(), caughtUp: false };
+      queue = { id, scope, dirty: new Set(), caughtUp: this.#caughtUp.has(id) };
       this.#queues.set(id, queue);
     }
     return queue;
@@ -139,9 +146,18 @@ export class ScopeWork<D> {
     if (queue.running) return;
     queue.running = this.#drain(queue).then((finished) => {
       queue.running = undefined;
+      if (queue.caughtUp) this.#rememberCaughtUp(queue.id);
       // A notice that came after the last check but before this: its work must not wait for the next turn.
       if (finished && queue.dirty.size > 0) this.#start(queue);
+      // An idle scope keeps nothing in memory (a server sees many users).
+      else if (finished && queue.dirty.size === 0) this.#queues.delete(queue.id);
     });
+  }
+
+  #rememberCaughtUp(id: string): void {
+    this.#caughtUp.delete(id);
+    this.#caughtUp.set(id, true);
+    if (this.#caughtUp.size > CAUGHT_UP_LIMIT) this.#caughtUp.delete(this.#caughtUp.keys().next().value as string);
   }
 
   /** Passes until nothing is dirty; each pass holds the scope's lock. False when a pass failed (retried at the next notice). */
