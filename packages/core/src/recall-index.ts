@@ -1,3 +1,5 @@
+import { MemoriaError } from "./errors.js";
+
 /**
  * One embedded message: which scope it is recalled in, where it sits (its
  * session's encoded key and its position there), when it was indexed, and its
@@ -46,6 +48,26 @@ export interface RecallIndex {
   search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]>;
   /** Removes the items the selector names (at least one condition); resolves with how many. */
   remove(selector: RecallSelector): Promise<number>;
+}
+
+/** Checks a search's `k`: a whole number, 0 or more. */
+export function checkRecallK(k: number): void {
+  if (!Number.isSafeInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `RecallIndex.search: k must be a whole number >= 0, got ${k}.`);
+}
+
+/** Checks `remove`'s selector: at least one condition, so nothing is dropped by accident. */
+export function checkRecallSelector(selector: RecallSelector): void {
+  if (selector.scope === undefined && selector.sessions === undefined && selector.before === undefined) {
+    throw new MemoriaError("INVALID_ARGUMENT", "RecallIndex.remove needs a scope, sessions or a time (before).");
+  }
+}
+
+/** The dot product of two vectors (their cosine similarity when both are unit vectors), over the shorter one's length. */
+export function dotProduct(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) dot += (a[i] as number) * (b[i] as number);
+  return dot;
 }
 
 /** The vector as 32-bit floats, scaled to length 1 (a zero vector stays zero), so cosine similarity is a dot product. */

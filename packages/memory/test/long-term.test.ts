@@ -83,6 +83,22 @@ describe.each(STORES)("factMemory on %s", (_, makeStore) => {
     await close();
   });
 
+  it("works through a backlog a batch at a time, each batch's facts and mark stored before the next", async () => {
+    const store = makeStore();
+    const plain = new RunnableWithMessageHistory({ runnable: recordingChat().model, store, sessionFields: ["userId", "conversationId"], memory: windowMemory({ k: 1 }) });
+    for (const text of ["Ada lives in Oslo.", "Bob lives in Rome.", "Cid lives in Bonn."]) await plain.invoke([new HumanMessage(text)], { configurable: { userId: "ada", conversationId: "c1" } });
+    const extractor = memoryModel();
+    const facts = factMemory({ model: extractor.model, scope: ["userId"], batchSize: 2 });
+    await facts.resume(store, { userId: "ada" });
+    expect(extractor.extractions()).toHaveLength(3); // 6 messages, 2 at a time
+    expect((await facts.facts(store, { userId: "ada" })).map((fact) => fact.source)).toEqual([
+      { session: "conversationId=c1&userId=ada", message: 0 },
+      { session: "conversationId=c1&userId=ada", message: 2 },
+      { session: "conversationId=c1&userId=ada", message: 4 },
+    ]);
+    await store.close();
+  });
+
   it("a throwing onError hook does not turn a failed extraction into an unhandled rejection", async () => {
     const store = makeStore();
     const extractor = memoryModel();

@@ -1,4 +1,4 @@
-import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, unitVector } from "@memoria/core";
+import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
 
@@ -45,7 +45,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       });
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
-      if (!Number.isSafeInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `RecallIndex.search: k must be a whole number >= 0, got ${k}.`);
+      checkRecallK(k);
       if (k === 0) return [];
       await ready();
       const query = bytesOf(vector);
@@ -60,16 +60,12 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       const rows = await dialect.execute<HitRow[]>({ kind: "all", sql: `SELECT session_id, position, at, embedding FROM ${t.recall} WHERE scope_id = ?`, params: [scope] });
       const q = unitVector(vector);
       return rows
-        .map((row) => {
-          const v = floatsOf(row.embedding as Uint8Array);
-          let dot = 0;
-          for (let i = 0; i < Math.min(v.length, q.length); i++) dot += (v[i] as number) * (q[i] as number);
-          return { session: row.session_id, position: Number(row.position), at: Number(row.at), score: dot };
-        })
+        .map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: dotProduct(floatsOf(row.embedding as Uint8Array), q) }))
         .sort((a, b) => b.score - a.score)
         .slice(0, k);
     },
     async remove(selector: RecallSelector): Promise<number> {
+      checkRecallSelector(selector);
       const where: string[] = [];
       const params: unknown[] = [];
       if (selector.scope !== undefined) where.push("scope_id = ?") && params.push(selector.scope);
@@ -79,7 +75,6 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         where.push(`session_id IN (${selector.sessions.map(() => "?").join(", ")})`);
         params.push(...selector.sessions);
       }
-      if (where.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "RecallIndex.remove needs a scope, sessions or a time (before).");
       await ready();
       const removed = await dialect.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
       await dialect.afterErase();

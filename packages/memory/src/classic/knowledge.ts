@@ -7,8 +7,6 @@ import { entityMemory, loadEntities } from "../entity-memory.js";
 import { knowledgeGraphMemory, loadTriples } from "../knowledge-graph-memory.js";
 import type { FactMemory } from "../long-term/fact-memory.js";
 import type { SummaryModel } from "../summarizer.js";
-import { bufferMemory } from "../buffer-memory.js";
-import { combineMemory } from "../combined-memory.js";
 import { readLastTurns } from "../turn-window.js";
 import { type ChatMemoryInput, StrategyMemory } from "./strategy-memory.js";
 
@@ -57,7 +55,7 @@ export class EntityMemory extends StrategyMemory {
     this.entitiesKey = fields.entitiesKey ?? "entities";
     this.options = { model: fields.llm, k: fields.k ?? 3 };
     this.facts = fields.facts;
-    this.strategy = this.facts ? combineMemory(this.facts, bufferMemory()) : entityMemory(this.options);
+    this.strategy = this.facts ?? entityMemory(this.options);
   }
   private readonly facts?: FactMemory;
   override get memoryKeys(): string[] {

@@ -1,22 +1,10 @@
-import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, unitVector } from "@memoria/core";
+import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
 
 interface Held {
   session: string;
   position: number;
   at: number;
   vector: Float32Array;
-}
-
-/** Checks `remove`'s selector: at least one condition, so nothing is dropped by accident. */
-export function checkSelector(selector: RecallSelector): void {
-  if (selector.scope === undefined && selector.sessions === undefined && selector.before === undefined) {
-    throw new MemoriaError("INVALID_ARGUMENT", "RecallIndex.remove needs a scope, sessions or a time (before).");
-  }
-}
-
-/** Checks a search's `k`. */
-export function checkK(k: number): void {
-  if (!Number.isSafeInteger(k) || k < 0) throw new MemoriaError("INVALID_ARGUMENT", `RecallIndex.search: k must be a whole number >= 0, got ${k}.`);
 }
 
 /** Keeps the `k` best of scored entries without sorting them all. */
@@ -62,21 +50,15 @@ export function exactIndex(): RecallIndex {
       }
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
-      checkK(k);
+      checkRecallK(k);
       const query = unitVector(vector);
       function* scored(): Generator<RecallHit> {
-        for (const item of scopes.get(scope)?.values() ?? []) {
-          let dot = 0;
-          const v = item.vector;
-          const n = Math.min(v.length, query.length);
-          for (let i = 0; i < n; i++) dot += (v[i] as number) * (query[i] as number);
-          yield { session: item.session, position: item.position, at: item.at, score: dot };
-        }
+        for (const item of scopes.get(scope)?.values() ?? []) yield { session: item.session, position: item.position, at: item.at, score: dotProduct(item.vector, query) };
       }
       return topK(scored(), k);
     },
     async remove(selector: RecallSelector): Promise<number> {
-      checkSelector(selector);
+      checkRecallSelector(selector);
       const sessions = selector.sessions ? new Set(selector.sessions) : undefined;
       let removed = 0;
       for (const [scope, held] of scopes) {

@@ -225,20 +225,22 @@ export class ScopeWork<D> {
       const tail = await this.#store.read(session, { last: total - done });
       // A turn appended between the count and the read shifted the window: count again.
       if ((await this.#store.count(session)) !== total) continue;
-      const take = Math.min(total - done, this.#job.batchSize);
-      const messages = tail.slice(0, take);
-      const data = await this.#job.process({
-        store: this.#store,
-        scope: queue.scope,
-        scopeId: encodeSessionKey(scopeKey),
-        session,
-        sessionId: id,
-        messages,
-        first: done,
-        data: record.data,
-        now: Date.now(),
-      });
-      await this.#save(scopeKey, record, id, done + take, data, lock);
+      // One read per catch-up; each batch's result and mark are stored before the next batch starts.
+      for (let from = 0; from < tail.length; from += this.#job.batchSize) {
+        const messages = tail.slice(from, from + this.#job.batchSize);
+        const data = await this.#job.process({
+          store: this.#store,
+          scope: queue.scope,
+          scopeId: encodeSessionKey(scopeKey),
+          session,
+          sessionId: id,
+          messages,
+          first: done + from,
+          data: record.data,
+          now: Date.now(),
+        });
+        await this.#save(scopeKey, record, id, done + from + messages.length, data, lock);
+      }
     }
   }
 

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector } from "@memoria/core";
-import { checkK, checkSelector } from "./exact-index.js";
+import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector } from "@memoria/core";
 
 /** The parts of a LangChain `VectorStore` the adapter uses. */
 export interface VectorStoreLike {
@@ -49,7 +48,7 @@ export function vectorStoreIndex(vectorStore: VectorStoreLike, options: VectorSt
       );
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
-      checkK(k);
+      checkRecallK(k);
       if (k === 0) return [];
       const found = await vectorStore.similaritySearchVectorWithScore([...vector], k, filter(scope));
       const seen = new Set<string>();
@@ -64,7 +63,7 @@ export function vectorStoreIndex(vectorStore: VectorStoreLike, options: VectorSt
       return hits;
     },
     async remove(selector: RecallSelector): Promise<number> {
-      checkSelector(selector);
+      checkRecallSelector(selector);
       if (!options.remove) {
         throw new MemoriaError("INVALID_ARGUMENT", "vectorStoreIndex: removing needs the `remove` option (how this vector store deletes documents by metadata).");
       }

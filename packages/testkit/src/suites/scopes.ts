@@ -44,8 +44,9 @@ export function scopesSuite(setup: StoreSuiteSetup): void {
       const listed = await listAll(store(), scope);
       expect(listed).toHaveLength(3);
       expect(listed.join()).not.toContain(SCOPE_FIELD);
-      const recent = await store().recent?.(scope, { limit: 10 });
-      if (recent) expect(recent.sessions.map((info) => info.key.conversationId).sort()).toEqual(["c1", "c2", "c3"]);
+      const recent = store().recent;
+      if (!recent) throw new Error(`${store().name}: recent is missing`);
+      expect((await recent.call(store(), scope, { limit: 10 })).sessions.map((info) => info.key.conversationId).sort()).toEqual(["c1", "c2", "c3"]);
       const scopes = await listAll(store(), { ...scope, [SCOPE_FIELD]: "userId" });
       expect(scopes).toEqual([JSON.stringify(Object.entries(scopeKeyOf(scope)).sort())]);
     });
