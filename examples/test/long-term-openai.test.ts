@@ -8,7 +8,7 @@
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { HashingEmbeddings, combineMemory, factMemory, recallMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, combineMemory, factMemory, recallMemory, windowMemory, workingMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { extractFactsAnswer, resolveSubjectsAnswer } from "@memoria/testkit/scripted-model";
 import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
@@ -36,6 +36,10 @@ beforeAll(async () => {
       const last = textOf(request.messages.at(-1)?.content);
       if (request.tools?.some((tool) => tool.function.name === "record_facts")) {
         return { toolCalls: [{ id: `call_${request.messages.length}`, name: "record_facts", arguments: JSON.stringify(extractFactsAnswer(last)) }] };
+      }
+      if (request.tools?.some((tool) => tool.function.name === "update_profile")) {
+        const city = /lives in (\w+)|moved to (\w+)/.exec(last);
+        return { toolCalls: [{ id: `call_${request.messages.length}`, name: "update_profile", arguments: JSON.stringify({ city: city?.[1] ?? city?.[2] ?? null }) }] };
       }
       if (last.startsWith("Which of the known subjects")) return { content: resolveSubjectsAnswer(last) };
       return { content: chatAnswer(request) };
@@ -92,6 +96,17 @@ describe("long-term memory with ChatOpenAI and OpenAIEmbeddings", () => {
     const last = server.requests.at(-1) as ChatCompletionRequest;
     expect(textOf(last.messages.find((m) => m.role === "system" && textOf(m.content).includes("Long-term memory"))?.content)).not.toContain("Oslo");
     await facts.idle();
+    await store.close();
+  });
+
+  it("keeps a JSON profile through withStructuredOutput when given a schema", async () => {
+    const profile = workingMemory({ model: chatModel(), scope: ["userId"], schema: { type: "object", properties: { city: { type: ["string", "null"] } }, required: ["city"] } });
+    const { store, say } = assistant(combineMemory(profile, windowMemory({ k: 1 })));
+    await say("c1", "Ada moved to Oslo.");
+    await profile.idle();
+    expect(await profile.profile(store, { userId: "ada" })).toEqual({ city: "Oslo" });
+    const request = server.requests.find((r) => r.tools?.some((tool) => tool.function.name === "update_profile"));
+    expect(request?.tool_choice).toMatchObject({ function: { name: "update_profile" } });
     await store.close();
   });
 

@@ -112,10 +112,8 @@ export function memoryContext(
   options: { input?: BaseMessage[]; config?: RunnableConfig } = {},
 ): MemoryLoadContext {
   // A memoria store's history names its own session: long-term memory scopes by its fields.
-  const key = isStoreChatMessageHistory(source) ? source.sessionKey : createSessionKey(sessionKey);
-  let backend: Backend;
-  if (isStoreChatMessageHistory(source)) backend = storeBackend(source.store, source.sessionKey);
-  else if ("getMessages" in source) backend = historyBackend(source, source, key);
-  else backend = storeBackend(source, key);
+  if (isStoreChatMessageHistory(source)) return loadContext(storeBackend(source.store, source.sessionKey), source.sessionKey, options.input ?? [], options.config ?? {});
+  const key = createSessionKey(sessionKey);
+  const backend: Backend = "getMessages" in source ? historyBackend(source, source, key) : storeBackend(source, key);
   return loadContext(backend, key, options.input ?? [], options.config ?? {});
 }

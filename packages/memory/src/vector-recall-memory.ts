@@ -1,7 +1,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallIndex, encodeSessionKey } from "@memoria/core";
 import { contextMessage, linesOf, textOfMessages, unprocessed } from "./extraction.js";
-import { exactIndex } from "./long-term/exact-index.js";
+import { defaultIndex } from "./long-term/default-index.js";
 import { readLastTurns } from "./turn-window.js";
 
 export interface VectorRecallMemoryOptions {
@@ -19,18 +19,10 @@ export interface VectorRecallMemoryOptions {
   stateName?: string;
 }
 
-const indexes = new WeakMap<HistoryStore, RecallIndex>();
-
 function indexOf(store: HistoryStore | undefined, given: RecallIndex | undefined): RecallIndex {
   if (given) return given;
   if (!store) throw new MemoriaError("INVALID_ARGUMENT", "vectorRecallMemory needs a memoria store (or an `index`) to keep its vectors.");
-  let index = indexes.get(store);
-  if (!index) {
-    const own = (store as Partial<{ recallIndex(): RecallIndex }>).recallIndex;
-    index = typeof own === "function" ? own.call(store) : exactIndex();
-    indexes.set(store, index);
-  }
-  return index;
+  return defaultIndex(store);
 }
 
 /**

@@ -60,12 +60,20 @@ export function extractionPrompt(template: string, known: readonly Fact[], messa
   return template.replace("{facts}", facts).replace("{messages}", numbered);
 }
 
+/**
+ * The model's answer to `prompt` as a JSON value following `schema`: through
+ * `withStructuredOutput` (tool calling, named `name`) when `structured`, else parsed
+ * from the JSON in its text.
+ */
+export async function askForJson(model: ExtractionModel, prompt: string, schema: Record<string, unknown>, name: string, structured: boolean): Promise<unknown> {
+  if (!structured) return parseJson(textOf(await model.invoke(prompt)));
+  const withSchema = model.withStructuredOutput as NonNullable<ExtractionModel["withStructuredOutput"]>;
+  return withSchema.call(model, schema, { name, method: "functionCalling" }).invoke(prompt);
+}
+
 /** Asks the model for the batch's facts; an answer that is not the expected JSON is a typed error (the batch is retried later). */
 export async function extractFacts(model: ExtractionModel, prompt: string, structured: boolean): Promise<ExtractedFact[]> {
-  const answer = structured
-    ? await (model.withStructuredOutput as NonNullable<ExtractionModel["withStructuredOutput"]>)(EXTRACTION_SCHEMA as unknown as Record<string, unknown>, { name: "record_facts", method: "functionCalling" }).invoke(prompt)
-    : parseJson(textOf(await model.invoke(prompt)));
-  return factsOf(answer);
+  return factsOf(await askForJson(model, prompt, EXTRACTION_SCHEMA as unknown as Record<string, unknown>, "record_facts", structured));
 }
 
 /** The first JSON object in a model's text (models wrap JSON in prose or code fences). */

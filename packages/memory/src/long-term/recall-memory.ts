@@ -14,7 +14,7 @@ import {
   scopeKeyOf,
 } from "@memoria/core";
 import { linesOf, textOfMessages } from "../extraction.js";
-import { exactIndex } from "./exact-index.js";
+import { defaultIndex } from "./default-index.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
@@ -60,15 +60,6 @@ interface Passage {
   score: number;
 }
 
-/** A store that brings its own recall index (the SQL store's, with sqlite-vec on SQLite). */
-interface IndexedStore extends HistoryStore {
-  recallIndex(): RecallIndex;
-}
-
-function ownIndex(store: HistoryStore): RecallIndex | undefined {
-  return typeof (store as Partial<IndexedStore>).recallIndex === "function" ? (store as IndexedStore).recallIndex() : undefined;
-}
-
 /**
  * Semantic recall across a scope's conversations (Mastra's semantic recall, on
  * memoria's stores): each human and AI message is embedded after its turn is
@@ -86,15 +77,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   for (const [name, value] of [["k", k], ["range.before", before], ["range.after", after], ["skipRecent", skipRecent]] as const) {
     if (!Number.isSafeInteger(value) || value < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: ${name} must be a whole number >= 0, got ${value}.`);
   }
-  const indexes = new WeakMap<HistoryStore, RecallIndex>();
-  const indexFor = (store: HistoryStore): RecallIndex => {
-    let index = indexes.get(store);
-    if (!index) {
-      index = options.index ?? ownIndex(store) ?? exactIndex();
-      indexes.set(store, index);
-    }
-    return index;
-  };
+  const indexFor = (store: HistoryStore): RecallIndex => options.index ?? defaultIndex(store);
   const registry = new WorkRegistry<{ indexed: number }>(
     {
       name: options.stateName ?? "recall",

@@ -2,7 +2,7 @@ import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import { type HistoryStore, type JsonValue, type MemoryStrategy, type SessionKeyFilter, checkScopeFields, toJsonValue } from "@memoria/core";
 import { linesOf } from "../extraction.js";
 import { textOf } from "../summarizer.js";
-import { type ExtractionModel, canStructure, parseJson } from "./fact-extraction.js";
+import { type ExtractionModel, askForJson, canStructure } from "./fact-extraction.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
@@ -79,14 +79,9 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
           .replace("{profile}", current ? shown(current.profile) : "(empty)")
           .replace("{lines}", linesOf(batch.messages))
           .replace("{format}", format);
-        let profile: JsonValue;
-        if (structured) {
-          const model = (options.model.withStructuredOutput as NonNullable<ExtractionModel["withStructuredOutput"]>)(schema as Record<string, unknown>, { name: "update_profile", method: "functionCalling" });
-          profile = toJsonValue(await model.invoke(prompt));
-        } else {
-          const text = textOf(await options.model.invoke(prompt)).trim();
-          profile = schema ? toJsonValue(parseJson(text)) : text;
-        }
+        const profile = schema
+          ? toJsonValue(await askForJson(options.model, prompt, schema, "update_profile", structured))
+          : textOf(await options.model.invoke(prompt)).trim();
         return { profile, updatedAt: batch.now };
       },
     },
