@@ -24,6 +24,13 @@ export type MemoriaErrorCode = (typeof ERROR_CODES)[number];
 
 const MARKER = Symbol.for("memoria.error");
 
+// The class bodies below never name their own class: one that refers to itself
+// comes out of the bundler as `class _MemoriaError`, and errors would print under that
+// name (the build does not keep names: that costs a property definition per closure).
+function isMemoriaError(error: unknown): error is MemoriaError {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+}
+
 /**
  * The base of every error memoria throws. Tell errors apart by `code` (or the
  * subclasses' `isInstance`), never by message text. `isInstance` works across two
@@ -40,12 +47,12 @@ export class MemoriaError extends Error {
   }
 
   static isInstance(error: unknown): error is MemoriaError {
-    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+    return isMemoriaError(error);
   }
 
   /** True when `error` is a memoria error with this code. */
   static hasCode<C extends MemoriaErrorCode>(error: unknown, code: C): error is MemoriaError & { code: C } {
-    return MemoriaError.isInstance(error) && error.code === code;
+    return isMemoriaError(error) && error.code === code;
   }
 }
 

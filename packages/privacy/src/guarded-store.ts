@@ -46,7 +46,7 @@ export class GuardedStore extends ForwardingStore {
 
   /** The same store, checking calls as made by the caller of `config`. */
   as(config: RunnableConfig): GuardedStore {
-    return new GuardedStore(this.inner, this.authorize, config);
+    return guardedAs(this.inner, this.authorize, config);
   }
 
   #check(key: SessionKey | SessionKeyFilter, action: AccessAction): Promise<void> {
@@ -132,4 +132,9 @@ export class GuardedStore extends ForwardingStore {
 /** Wraps any store with an `authorize` hook checked before every call. */
 export function guardStore(inner: HistoryStore, authorize: Authorize): GuardedStore {
   return new GuardedStore(inner, authorize);
+}
+
+// Outside the class: a class body that names its own class is bundled as `class _GuardedStore`.
+function guardedAs(inner: HistoryStore, authorize: Authorize, config: RunnableConfig): GuardedStore {
+  return new GuardedStore(inner, authorize, config);
 }

@@ -104,6 +104,10 @@ describe("installed with npm into a fresh project", () => {
     expect((await run("node", ["two-turns.cjs", join(project, "cjs.db")], project)).trim()).toBe("cjs: saw 1, saw 3; MemoriaError");
   });
 
+  it("keeps every exported class's name, in both module formats", async () => {
+    expect((await run("node", ["class-names.mjs"], project)).trim()).toBe("all classes keep their names");
+  });
+
   it("type-checks and runs with TypeScript's node16 resolution", async () => {
     await run("npx", ["--no-install", "tsc", "-p", "tsconfig.node16.json"], project);
     expect((await run("node", [join("out", "two-turns.mjs"), join(project, "ts.db")], project)).trim()).toBe("ts: saw 1, saw 3; MemoriaError");
