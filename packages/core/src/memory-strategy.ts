@@ -57,11 +57,20 @@ export interface MemoryStrategy {
   readonly afterSaveUnlocked?: boolean;
 }
 
+const wholeHistories = new WeakSet<MemoryStrategy>();
+
 /** The default strategy: the whole stored history. */
 export function wholeHistory(): MemoryStrategy {
-  return {
+  const strategy: MemoryStrategy = {
     name: "whole-history",
     load: ({ read }) => read(),
   };
+  wholeHistories.add(strategy);
+  return strategy;
+}
+
+/** True for a strategy made by `wholeHistory()`: the wrapper may then read the history and the input as one array. */
+export function isWholeHistory(strategy: MemoryStrategy): boolean {
+  return wholeHistories.has(strategy);
 }
 

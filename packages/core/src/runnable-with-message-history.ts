@@ -5,7 +5,7 @@ import { Runnable, type RunnableConfig, mergeConfigs } from "@langchain/core/run
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, type SaveError, SessionBusyError } from "./errors.js";
 import { type HistoryStore, type LockOptions, type TurnLock, turnIdOf } from "./history-store.js";
-import { type MemoryStrategy, wholeHistory } from "./memory-strategy.js";
+import { type MemoryStrategy, isWholeHistory, wholeHistory } from "./memory-strategy.js";
 import { childRun } from "./history-runs.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
@@ -19,7 +19,7 @@ import {
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
 import { type Authorize, checkAccess } from "./access.js";
-import { type TurnKeys, inputMessagesOf, withHistory } from "./turn-io.js";
+import { type TurnKeys, inputMessagesOf, withHistory, withMessages } from "./turn-io.js";
 import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
 
 export type { IncompleteTurnPolicy, SaveErrorContext } from "./turn.js";
@@ -257,13 +257,20 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
       const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
+      const turnIdGiven = config.configurable?.turnId !== undefined;
+      const turn = (runnableInput: unknown, sent: () => readonly BaseMessage[]) =>
+        new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, sent, release, runManager);
+      // The default path (whole history, an in-memory store, untraced): the store copies
+      // the session and the input into one array, the one copy of the turn.
+      if (backend.readJoined && !runManager && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
+        const sent = backend.readJoined(inputMessages);
+        return turn(withMessages(input, sent, this), () => sent);
+      }
       const load = () => this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
       const history = await childRun(runManager?.getChild(), "insertHistory", sessionKey, input, (inner) =>
         childRun(inner, "loadHistory", sessionKey, input, load),
       );
-      const runnableInput = withHistory(input, history, inputMessages, this);
-      const turnIdGiven = config.configurable?.turnId !== undefined;
-      return new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, history, release, runManager);
+      return turn(withHistory(input, history, inputMessages, this), () => history.concat(inputMessages));
     } catch (error) {
       await release();
       throw error;

@@ -6,12 +6,15 @@ import { type JsonValue, cloneJson } from "./json-value.js";
 import type { MemoryLoadContext, SessionState } from "./memory-strategy.js";
 import { type SessionKey, createSessionKey, encodeSessionKey } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
+import { joinedReadOf } from "./in-memory-store.js";
 
 /** The session a turn talks to: reads, an atomic save, state, and an optional cross-process lock. */
 export interface Backend {
   identity: object;
   store?: HistoryStore;
   read(options?: ReadOptions): Promise<BaseMessage[]>;
+  /** The whole history followed by `after`, as one new array, where the store can make it in one copy. */
+  readJoined?(after: readonly BaseMessage[]): BaseMessage[];
   count(): Promise<number>;
   state: SessionState;
   /**
@@ -31,10 +34,12 @@ export interface Backend {
 
 export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock): Backend {
   const fence = lock ? { lock } : undefined;
+  const joinedRead = joinedReadOf(store);
   return {
     identity: store,
     store,
     read: (options) => store.read(key, options),
+    readJoined: joinedRead && ((after) => joinedRead(key, after)),
     count: () => store.count(key),
     state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
     save: async (messages, turnId, options) => {

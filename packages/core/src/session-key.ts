@@ -187,19 +187,42 @@ export function encodeSessionKey(key: SessionKey): string {
  * read needs, at a fraction of the cost for a plain one-field record.
  */
 export function sessionKeyId(record: Readonly<Record<string, unknown>>): string {
-  const known = encodings.get(record);
-  if (known !== undefined) return known;
-  if (typeof record === "object" && record !== null && !Array.isArray(record) && !validated.has(record)) {
+  // A literal such as `{ sessionId }` is never a validated key (those have no
+  // prototype), so it needs no lookup in the weak maps below.
+  if (typeof record === "object" && record !== null && Object.getPrototypeOf(record) === Object.prototype) {
     const fields = Object.keys(record);
     if (fields.length === 1) {
       const field = fields[0] as string;
-      checkFieldName(field);
       const value = record[field];
+      // The last key given again (a turn names its session for its lock, read and
+      // append): the same string, whose hash a store's map has already computed.
+      if (value === last.value && field === last.field) return last.id;
+      if (goodFields.has(field) && typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && PLAIN.test(value)) {
+        last.field = field;
+        last.value = value;
+        last.id = `${field}=${value}`;
+        return last.id;
+      }
+      checkFieldName(field);
       checkValue(field, value);
+      rememberField(field);
       return `${field}=${escapeComponent(value)}`;
     }
+  } else {
+    const known = encodings.get(record);
+    if (known !== undefined) return known;
   }
   return encodeSessionKey(createSessionKey(record));
+}
+
+/** Matches no value a record can hold until a valid key is given. */
+const NONE = Symbol("none");
+const last: { field: string; value: unknown; id: string } = { field: "", value: NONE, id: "" };
+
+/** Field names that passed `checkFieldName`, so a one-field read checks its name once, not per call. Bounded: names come from code, but a bound costs nothing. */
+const goodFields = new Set<string>();
+function rememberField(field: string): void {
+  if (goodFields.size < 1024) goodFields.add(field);
 }
 
 /** The inverse of {@link encodeSessionKey}; the fields come back in name order. */

@@ -144,7 +144,7 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => {
  * history under that key; otherwise the history followed by the input's messages,
  * under `inputMessagesKey` for a dict input or as a bare message list.
  */
-export function withHistory(input: unknown, history: BaseMessage[], inputMessages: BaseMessage[], keys: TurnKeys): unknown {
+export function withHistory(input: unknown, history: readonly BaseMessage[], inputMessages: BaseMessage[], keys: TurnKeys): unknown {
   if (keys.historyMessagesKey !== undefined) {
     if (!isDict(input)) {
       throw new MemoriaError(
@@ -156,7 +156,11 @@ export function withHistory(input: unknown, history: BaseMessage[], inputMessage
     return { ...input, [keys.historyMessagesKey]: history };
   }
   // concat, not a spread: it copies a long history in one block instead of through the iterator protocol.
-  const messages = history.concat(inputMessages);
+  return withMessages(input, history.concat(inputMessages), keys);
+}
+
+/** The input with `messages` (the history, then the input's messages) in place of its messages. */
+export function withMessages(input: unknown, messages: BaseMessage[], keys: TurnKeys): unknown {
   if (isDict(input) && keys.inputMessagesKey !== undefined) return { ...input, [keys.inputMessagesKey]: messages };
   return messages;
 }

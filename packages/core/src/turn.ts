@@ -64,14 +64,15 @@ export class Turn {
     private readonly config: RunnableConfig,
     readonly inputMessages: BaseMessage[],
     readonly runnableInput: unknown,
-    private readonly history: readonly BaseMessage[],
+    /** Every message the runnable was given: the history, then the input. */
+    private readonly sent: () => readonly BaseMessage[],
     private readonly releaseLock: () => Promise<void>,
     private readonly runManager?: CallbackManagerForChainRun,
   ) {}
 
   /** The messages `output` adds to the session: without the history and input that a thread-returning agent echoes. */
   outputMessages(output: unknown): BaseMessage[] {
-    return outputMessagesOf(output, this.owner, () => ({ all: [...this.history, ...this.inputMessages], input: this.inputMessages }));
+    return outputMessagesOf(output, this.owner, () => ({ all: this.sent(), input: this.inputMessages }));
   }
 
   /**

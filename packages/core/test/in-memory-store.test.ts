@@ -1,4 +1,5 @@
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it } from "vitest";
@@ -36,10 +37,30 @@ describe("in-memory store", () => {
     await store.append(key, [new HumanMessage("hello"), appended]);
     const [first, second] = [await store.read(key), await store.read(key)];
     expect(first).not.toBe(second);
+    expect(Object.isFrozen(first)).toBe(false); // a plain array: V8 walks frozen ones far slower
     expect(first[1]).toBe(second[1]);
     expect(first[1]).not.toBe(appended); // what the caller appended stays the caller's
     expect(Object.isFrozen((first[1] as AIMessage).tool_calls![0]!.args.x)).toBe(true);
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
+  });
+
+  it.each([true, false])("gives the default turn its history and input in one new array, leaving the session unchanged (frozen: %s)", async (frozen) => {
+    const store = createInMemoryStore({ frozen });
+    const key = { sessionId: "joined" };
+    await store.append(key, [new HumanMessage("a"), new AIMessage("b")]);
+    const seen: BaseMessage[][] = [];
+    const chain = new RunnableWithMessageHistory({
+      runnable: RunnableLambda.from((messages: BaseMessage[]) => {
+        seen.push(messages);
+        messages.push(new HumanMessage("the runnable's own")); // its input is its own to change
+        return new AIMessage(`saw ${messages.length - 1}`);
+      }),
+      store,
+    });
+    await chain.invoke("c", { configurable: { sessionId: "joined" } });
+    await chain.invoke("e", { configurable: { sessionId: "joined" } });
+    expect(seen.map((messages) => messages.length)).toEqual([4, 6]);
+    expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c", "saw 3", "e", "saw 5"]);
   });
 
   it("keeps a given turn id, and not one made up for a single call (keepTurnId: false)", async () => {

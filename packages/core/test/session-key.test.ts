@@ -94,9 +94,11 @@ describe("session keys", () => {
       ...values.map((value) => ({ sessionId: value })),
       { userId: "u", conversationId: "c/1" },
       createSessionKey({ sessionId: "already validated" }),
+      Object.assign(Object.create(null), { sessionId: "no prototype" }),
+      { sessionId: "plain-id_1.x" }, // a second time, once its field name is known good
     ];
     for (const record of records) expect(sessionKeyId(record)).toBe(encodeSessionKey(createSessionKey(record)));
-    const invalid: unknown[] = [{ sessionId: "" }, { sessionId: "line\nbreak" }, { sessionId: "x".repeat(257) }, { sessionId: 42 }, { sessionId: "\ud800" }, { "bad-field": "v" }, { constructor: "v" }, {}, null, ["a"]];
+    const invalid: unknown[] = [{ sessionId: "" }, { sessionId: "line\nbreak" }, { sessionId: "x".repeat(257) }, { sessionId: 42 }, { sessionId: "\ud800" }, { "bad-field": "v" }, { constructor: "v" }, JSON.parse('{"__proto__": "v"}'), { sessionId: "plain", userId: "" }, {}, null, ["a"]];
     for (const record of invalid) {
       let slow: unknown;
       try {
