@@ -66,8 +66,8 @@ function contenders(kind: StoreKind, row: RowKind, turnId: string, readId: strin
 /**
  * W2 (turns) and W3 (reads) per store and session length. Each row's contenders
  * (memoria, LangChain, the bare engine) run interleaved with each other only, after
- * a full GC and a second of warm-up rounds (one round for whole-history rows at
- * 100,000 messages): no other row's work (LangChain's 100,000-message reads, say) runs
+ * the server settling (PostgreSQL: VACUUM ANALYZE and a checkpoint), a full GC and a
+ * second of warm-up rounds (one round for whole-history rows at 100,000 messages): no other row's work (LangChain's 100,000-message reads, say) runs
  * between a row's samples. Then, per store, memoria's smallest and largest sessions
  * are interleaved with each other alone (flatness).
  */
@@ -90,6 +90,7 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
       for (const row of ROW_KINDS) {
         const whole = row.endsWith("whole history");
         const runs = large && whole ? Math.max(5, Math.round(settings.runs / 3)) : settings.runs;
+        await kind.settle?.(); // nor is the server's work after the seeding and the previous row
         collectGarbage(); // the previous row's garbage is not this row's business
         // Warm-up lets V8 optimize each contender's code, as a server's would be: a
         // sample of code still interpreted measures the JIT, not the path.

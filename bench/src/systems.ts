@@ -59,6 +59,12 @@ export interface StoreKind {
   langchain?: Side;
   /** The bare engine: the ceiling of each row. */
   bare?: BareEngine;
+  /**
+   * Lets the server finish the work the seeding and the previous row left it (for
+   * PostgreSQL: vacuum, statistics and a checkpoint), so it does not run between one
+   * row's samples and fall on whichever contender it meets. Done for all sides at once.
+   */
+  settle?(): Promise<void>;
 }
 
 /** `turnSize`: messages per seeded append; the file store is seeded in real two-message turns (one line each). */
@@ -176,6 +182,10 @@ export async function postgresKind(url: string): Promise<StoreKind> {
   await pool.query(`CREATE INDEX IF NOT EXISTS ${table}_session ON ${table} (session_id, id)`);
   return {
     name: "postgres",
+    async settle() {
+      await pool.query("VACUUM ANALYZE");
+      await pool.query("CHECKPOINT");
+    },
     memoria: memoriaSide(createPostgresStore({ connectionString: url })),
     bare: await barePostgres(url),
     langchain: langchainSide(

@@ -1,5 +1,4 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { MemoriaError } from "./errors.js";
 import type { JsonValue } from "./json-value.js";
 import type { EncodedMessage } from "./message-codec.js";
 
@@ -40,14 +39,6 @@ export function addTurn(session: Session, id: string): void {
 }
 
 export const alive = (session: Session, now?: number) => session.expiresAt === 0 || session.expiresAt > (now ?? Date.now());
-
-export function positiveInteger(name: string, value: number | undefined, fallback: number | undefined): number | undefined {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new MemoriaError("INVALID_ARGUMENT", `createInMemoryStore: "${name}" must be a positive number, got ${value}.`);
-  }
-  return value;
-}
 
 /** Freezes an object and everything reachable through its own properties. */
 export function deepFreeze<T>(value: T): T {

@@ -35,7 +35,9 @@ import {
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edits.js";
-import { type Kept, type Session, addTurn, alive, deepFreeze, hasTurn, positiveInteger } from "./in-memory-session.js";
+import { type Kept, type Session, addTurn, alive, deepFreeze, hasTurn } from "./in-memory-session.js";
+import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
+import { joinedReads } from "./joined-read.js";
 import {
   type InfoPage,
   type InfoPatch,
@@ -45,54 +47,14 @@ import {
   sessionInfo,
 } from "./session-info.js";
 
-type JoinedRead = (key: SessionKey, after: readonly BaseMessage[]) => BaseMessage[];
-
-/**
- * In-memory stores and their joined read: the whole history followed by other
- * messages in one new array (`storeBackend` uses it for the default turn). Not part
- * of the store contract, and keyed by the store object itself, so nothing that wraps
- * a store (encryption, authorization, a proxy) can pass it on by accident.
- */
-const joinedReads = new WeakMap<HistoryStore, JoinedRead>();
-
-export function joinedReadOf(store: HistoryStore): JoinedRead | undefined {
-  return joinedReads.get(store);
-}
-
-export interface InMemoryStoreOptions {
-  /**
-   * The most sessions kept at once. Past it, the least recently used session is
-   * dropped, so a long-running server cannot grow without bound.
-   * @default 10_000
-   */
-  maxSessions?: number;
-  /**
-   * Seconds a session lives after its last append; unset, sessions never expire.
-   * @default undefined
-   */
-  ttlSeconds?: number;
-  /** Called with the key of each session dropped to stay within `maxSessions`. */
-  onEvict?: (key: SessionKey) => void;
-  /**
-   * Keep each message as one deeply frozen object and give every read those same
-   * objects (in a new array), so a read costs an array copy, never a rebuild of
-   * every message (which was most of a whole-history turn's cost). Nothing stored
-   * can change: changing a message a read returned throws a `TypeError`. Set it to
-   * `false` for code that edits the messages it reads (LangChain's own in-memory
-   * history hands out its stored objects; LangGraph's `messagesStateReducer` gives
-   * an id to each message that has none, in place): every read then decodes fresh
-   * copies, and a change goes to the copy.
-   * @default true
-   */
-  frozen?: boolean;
-}
-
 /**
  * A store in this process's memory: for tests, demos and single-process apps
  * that may lose history on restart. Bounded by `maxSessions` (LRU) and optionally
  * by `ttlSeconds`. A `Map` keeps least-recently-used order for free: touching a
  * session moves it to the end.
  */
+export type { InMemoryStoreOptions } from "./in-memory-options.js";
+
 export function createInMemoryStore(options: InMemoryStoreOptions = {}): HistoryStore {
   const maxSessions = positiveInteger("maxSessions", options.maxSessions, 10_000) as number;
   const ttlSeconds = positiveInteger("ttlSeconds", options.ttlSeconds, undefined);

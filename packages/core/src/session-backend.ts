@@ -6,7 +6,7 @@ import { type JsonValue, cloneJson } from "./json-value.js";
 import type { MemoryLoadContext, SessionState } from "./memory-strategy.js";
 import { type SessionKey, createSessionKey, encodeSessionKey } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
-import { joinedReadOf } from "./in-memory-store.js";
+import { joinedReadOf } from "./joined-read.js";
 
 /** The session a turn talks to: reads, an atomic save, state, and an optional cross-process lock. */
 export interface Backend {
