@@ -27,6 +27,7 @@ import {
   cloneJson,
   createKeyFilter,
   createSessionKey,
+  sessionKeyId,
   encodeMessages,
   toStoredText,
   keyMatches,
@@ -90,7 +91,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
   const folder = sessionFolder(root, sync, ttlMs, options.cacheSessions ?? 1_000);
-  const { ledger, tails, folders, paths, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
+  const { ledger, tails, folders, paths, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
   let closed = false;
 
   function ensureOpen(): void {
@@ -112,7 +113,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
       ensureOpen();
-      const p = paths(createSessionKey(key));
+      const p = pathsOf(sessionKeyId(key));
       const last = readWindow(readOptions);
       if (last === 0) return [];
       const info = await liveStat(p.file);

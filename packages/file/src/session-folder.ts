@@ -16,11 +16,25 @@ export function sessionFolder(root: string, sync: boolean, ttlMs: number | undef
   const ledger = new Ledger(cacheSessions, expired, sync);
   const tails = new TailCache({ files: cacheSessions, bytesPerFile: 256 * 1024 });
 
+  /** Recent sessions' paths by encoded key: a read then hashes nothing (bounded like the other caches). */
+  const known = new Map<string, Paths>();
+
+  /** The files of the session whose encoded key is `id`. */
+  function pathsOf(id: string): Paths {
+    let found = known.get(id);
+    if (found === undefined) {
+      const hash = createHash("sha256").update(id).digest("hex");
+      const dir = join(root, hash.slice(0, 2));
+      const base = join(dir, hash);
+      found = { dir, file: `${base}.jsonl`, state: `${base}.state.json`, appendLock: `${base}.append.lock`, turnLock: `${base}.turn.lock` };
+      if (known.size >= cacheSessions) known.delete(known.keys().next().value as string);
+      known.set(id, found);
+    }
+    return found;
+  }
+
   function paths(key: SessionKey): Paths {
-    const hash = createHash("sha256").update(encodeSessionKey(key)).digest("hex");
-    const dir = join(root, hash.slice(0, 2));
-    const base = join(dir, hash);
-    return { dir, file: `${base}.jsonl`, state: `${base}.state.json`, appendLock: `${base}.append.lock`, turnLock: `${base}.turn.lock` };
+    return pathsOf(encodeSessionKey(key));
   }
 
   function expired(mtimeMs: number): boolean {
@@ -120,5 +134,5 @@ export function sessionFolder(root: string, sync: boolean, ttlMs: number | undef
     return removed;
   }
 
-  return { ledger, tails, folders, paths, expired, makeDir, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession };
+  return { ledger, tails, folders, paths, pathsOf, expired, makeDir, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession };
 }
