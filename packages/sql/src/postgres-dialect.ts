@@ -62,6 +62,12 @@ function pgSql(sql: string): string {
   return text;
 }
 
+/** A row's only column, without the array `Object.values` makes per row. */
+function firstValue(row: Record<string, unknown>): unknown {
+  for (const name in row) return row[name];
+  return undefined;
+}
+
 type Queryable = { query(text: string, params?: unknown[]): Promise<PgResult> };
 
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "08006", "08003", "08001"]);
@@ -105,7 +111,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
 
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
     const result = await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement"));
-    if (step.kind === "column") return result.rows.map((row) => Object.values(row)[0]);
+    if (step.kind === "column") return result.rows.map(firstValue);
     return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
   }
 

@@ -136,9 +136,8 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         last === undefined
           ? await column(`SELECT ${mPayload} AS payload FROM ${owned} ORDER BY m.seq`, [id])
           : await column(`SELECT ${payload} AS payload FROM (SELECT m.seq, m.payload FROM ${owned} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`, [id, last]);
-      const messages: BaseMessage[] = new Array(payloads.length);
-      for (let i = 0; i < payloads.length; i++) messages[i] = decodeMessage(payloads[i]);
-      return messages;
+      // map, not a loop over new Array(n): that array stays "holey", slower for every caller to walk.
+      return payloads.map((payload) => decodeMessage(payload));
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
