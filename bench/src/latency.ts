@@ -94,7 +94,8 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
         collectGarbage(); // the previous row's garbage is not this row's business
         // Warm-up lets V8 optimize each contender's code, as a server's would be: a
         // sample of code still interpreted measures the JIT, not the path.
-        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: 1_000 });
+        // Each sample starts with an empty young generation: none pays for another's garbage.
+        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: 1_000 }, { youngGcFirst: true });
         const point: LengthPoint = {
           store: kind.name,
           size,

@@ -5,6 +5,13 @@ setFlagsFromString("--expose-gc");
 /** A full garbage collection, run between groups of samples (after seeding, say), never inside one. */
 export const collectGarbage = runInNewContext("gc") as () => void;
 
+/**
+ * A minor collection (the young generation only), untimed before a sample, so the
+ * sample never pays to collect the previous contender's garbage. Unlike a full GC it
+ * leaves compiled code alone.
+ */
+const collectYoung = runInNewContext("() => gc({ type: 'minor' })") as () => void;
+
 /** Milliseconds taken by `body`. */
 export async function timed(body: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
@@ -26,7 +33,7 @@ export function median(samples: readonly number[]): number {
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
  */
-export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3): Promise<Record<string, number[]>> {
+export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3, options: { youngGcFirst?: boolean } = {}): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   const { rounds, ms } = typeof warmup === "number" ? { rounds: warmup, ms: 0 } : warmup;
@@ -36,7 +43,10 @@ export async function interleave(contenders: Record<string, () => Promise<unknow
     for (const name of names) await (contenders[name] as () => Promise<unknown>)();
   }
   for (let round = 0; round < runs; round++) {
-    for (const name of names) samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
+    for (const name of names) {
+      if (options.youngGcFirst) collectYoung();
+      samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
+    }
   }
   return samples;
 }
