@@ -41,7 +41,7 @@ export function patchedInfo(state: Record<string, JsonValue>, patch: CheckedPatc
 /** What the file store lends the info calls. */
 export interface FileInfoContext {
   paths(key: SessionKey): Paths;
-  liveStat(file: string): Promise<Stats | undefined>;
+  liveStat(file: string): Stats | undefined;
   count(p: Paths, stats: Stats): Promise<number>;
   readState(p: Paths): Promise<Record<string, JsonValue>>;
   allSessions(): Promise<FoundSession[]>;
@@ -61,7 +61,7 @@ async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats
 export async function fileInfo(ctx: FileInfoContext, key: SessionKey): Promise<SessionInfo | undefined> {
   const sessionKey = createSessionKey(key);
   const p = ctx.paths(sessionKey);
-  const stats = await ctx.liveStat(p.file);
+  const stats = ctx.liveStat(p.file);
   if (!stats) return undefined;
   const handle = await open(p.file, "r").catch(() => undefined);
   if (!handle) return undefined;
@@ -85,7 +85,7 @@ export async function fileRecent(ctx: FileInfoContext, filter: SessionKeyFilter 
   const sessions: SessionInfo[] = [];
   for (const found of page) {
     const p = ctx.paths(found.key);
-    const stats = await ctx.liveStat(p.file);
+    const stats = ctx.liveStat(p.file);
     if (stats) sessions.push(await infoOf(ctx, found, p, stats));
   }
   return cursor ? { sessions, cursor } : { sessions };

@@ -116,9 +116,11 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const p = pathsOf(sessionKeyId(key));
       const last = readWindow(readOptions);
       if (last === 0) return [];
-      const info = await liveStat(p.file);
+      const info = liveStat(p.file);
       if (info === undefined) return [];
-      const turns = await tails.read(p.file, info, last ?? Number.POSITIVE_INFINITY);
+      const wanted = last ?? Number.POSITIVE_INFINITY;
+      // An unchanged file is answered from the cache without a promise of its own.
+      const turns = tails.cached(p.file, info, wanted) ?? (await tails.read(p.file, info, wanted));
       return lastMessages(turns, last ?? Number.POSITIVE_INFINITY);
     },
 
@@ -148,7 +150,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       ensureOpen();
       const p = paths(createSessionKey(key));
       stateName(name);
-      if ((await liveStat(p.file)) === undefined) return undefined;
+      if (liveStat(p.file) === undefined) return undefined;
       const value = (await readState(p))[name];
       return value === undefined ? undefined : cloneJson(value);
     },
@@ -156,7 +158,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
       ensureOpen();
       const p = paths(createSessionKey(key));
-      if ((await liveStat(p.file)) === undefined) return {};
+      if (liveStat(p.file) === undefined) return {};
       const state = await readState(p);
       return namedValues(Object.keys(state).filter((name) => name !== INFO_ENTRY).sort().map((name) => [name, state[name] as JsonValue]));
     },
@@ -226,7 +228,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
         await checkFence(sessionKey, p, writeOptions);
         let entry = await ledger.catchUp(p);
-        const live = (await liveStat(p.file)) !== undefined;
+        const live = liveStat(p.file) !== undefined;
         const found = live ? entry.count : 0;
         if (found !== tail.count) throw changedUnderEdit(found, tail.count);
         if (!live || entry.offset === 0) {
@@ -258,7 +260,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async count(key: SessionKey): Promise<number> {
       ensureOpen();
       const p = paths(createSessionKey(key));
-      const info = await liveStat(p.file);
+      const info = liveStat(p.file);
       return info === undefined ? 0 : conversations.count(p, info);
     },
 

@@ -77,7 +77,7 @@ export function sessionFolder(root: string, sync: boolean, ttlMs: number | undef
    * `stat`: a metadata call on a local disk takes microseconds, while a round trip
    * through libuv's thread pool costs more than the rest of a small cached read.
    */
-  async function liveStat(file: string): Promise<Stats | undefined> {
+  function liveStat(file: string): Stats | undefined {
     const info = statSync(file, { throwIfNoEntry: false });
     return info === undefined || expired(info.mtimeMs) ? undefined : info;
   }

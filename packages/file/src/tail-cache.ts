@@ -43,6 +43,14 @@ export class TailCache {
 
   constructor(private readonly limits: TailCacheLimits) {}
 
+  /** What `read` would give, when the cached tail of `file` is current and long enough; otherwise undefined. */
+  cached(file: string, info: Stats, wanted: number): TurnLine[] | undefined {
+    const tail = this.#tails.get(file);
+    if (!tail || tail.identity !== identityOf(info) || tail.end !== info.size || (tail.messages < wanted && !tail.whole)) return undefined;
+    this.#keep(file, tail);
+    return tail.turns;
+  }
+
   /** The turns holding at least the last `wanted` messages of `file` (all when it has fewer), given its current `stat`. */
   async read(file: string, info: Stats, wanted: number): Promise<TurnLine[]> {
     const identity = identityOf(info);
