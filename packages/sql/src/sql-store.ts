@@ -2,7 +2,6 @@ import type { BaseMessage } from "@langchain/core/messages";
 import {
   type AppendOptions,
   type AppendResult,
-  type HistoryStore,
   type JsonValue,
   type ListOptions,
   type LockOptions,
@@ -42,37 +41,9 @@ import { conversationQueries } from "./conversation-queries.js";
 import { recallTable } from "./recall-table.js";
 import { replaceTail } from "./tail-replacement.js";
 import { turnWriter } from "./turn-writer.js";
+import type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
 
-/** Options every SQL store takes. */
-export interface SqlStoreOptions {
-  /**
-   * Prefix of the store's table names, so several stores (or apps) can share a
-   * database. Lower-case letters, digits and underscores.
-   * @default "memoria_"
-   */
-  tablePrefix?: string;
-  /**
-   * Seconds a session lives after its last append, by the database's clock;
-   * unset, sessions never expire. Expired sessions read as empty at once and are
-   * deleted by `prune()`.
-   * @default undefined
-   */
-  ttlSeconds?: number;
-}
-
-/** A SQL history store: the `HistoryStore` contract plus expiry clean-up. */
-export interface SqlHistoryStore extends HistoryStore {
-  /** Deletes expired sessions and locks, in batches; resolves with the number of sessions deleted. */
-  prune(options?: { batchSize?: number }): Promise<number>;
-  /** Runs the schema migrations now, instead of on first use. */
-  ready(): Promise<void>;
-  /**
-   * Recall memory's index in this database (sqlite-vec on SQLite; an in-process
-   * ranking on PostgreSQL): its rows are erased with their sessions. `recallMemory`
-   * uses it by default.
-   */
-  recallIndex(): RecallIndex;
-}
+export type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
 
 /** The store body shared by every SQL engine. */
 export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
@@ -81,8 +52,16 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const now = dialect.nowMs;
   const payload = dialect.jsonText("payload");
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
+  // A read goes through the session row: its expiry is checked once, not once per
+  // message (a subquery on the clock was re-evaluated for every row, doubling SQLite's
+  // fetch). Built once: the dialect finds its prepared statement by the text.
+  const owned = `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id WHERE s.id = ? AND ${alive("s.expires_at")}`;
+  const readAll = `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned} ORDER BY m.seq`;
+  const readLast = `SELECT ${payload} AS payload FROM (SELECT m.seq, m.payload FROM ${owned} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`;
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
+  /** Migrated and open: a read need not wait on `ready()` (an await of a settled promise still costs a tick). */
+  let isReady = false;
   const conversations = conversationQueries(dialect, t, writer, () => ready(), alive);
   let closed = false;
   let recall: RecallIndex | undefined;
@@ -90,10 +69,15 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   /** Migrates once; a failed start is retried by the next call. */
   function ready(): Promise<void> {
     if (closed) return Promise.reject(new StoreClosedError(name));
-    migrated ??= migrate(dialect, t).catch((error: unknown) => {
-      migrated = undefined;
-      throw wrapUnavailable(name, error);
-    });
+    migrated ??= migrate(dialect, t).then(
+      () => {
+        isReady = !closed;
+      },
+      (error: unknown) => {
+        migrated = undefined;
+        throw wrapUnavailable(name, error);
+      },
+    );
     return migrated;
   }
 
@@ -126,16 +110,9 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
       const id = sessionKeyId(key);
       const last = readWindow(readOptions);
-      await ready();
+      if (!isReady) await ready();
       if (last === 0) return [];
-      // Through the session row: its expiry is checked once, not once per message (a
-      // subquery on the clock was re-evaluated for every row, doubling SQLite's fetch).
-      const owned = `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id WHERE s.id = ? AND ${alive("s.expires_at")}`;
-      const mPayload = dialect.jsonText("m.payload");
-      const payloads =
-        last === undefined
-          ? await column(`SELECT ${mPayload} AS payload FROM ${owned} ORDER BY m.seq`, [id])
-          : await column(`SELECT ${payload} AS payload FROM (SELECT m.seq, m.payload FROM ${owned} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`, [id, last]);
+      const payloads = last === undefined ? await column(readAll, [id]) : await column(readLast, [id, last]);
       // map, not a loop over new Array(n): that array stays "holey", slower for every caller to walk.
       return payloads.map((payload) => decodeMessage(payload));
     },
@@ -316,6 +293,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      isReady = false;
       await dialect.close();
     },
   };
