@@ -29,7 +29,6 @@ export interface InMemoryStoreOptions {
   frozen?: boolean;
 }
 
-
 export function positiveInteger(name: string, value: number | undefined, fallback: number | undefined): number | undefined {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value <= 0) {
