@@ -2,7 +2,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { RunnableLambda } from "@langchain/core/runnables";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MemoriaError, RunnableWithMessageHistory, type SessionKey, SessionLocks, createInMemoryStore } from "../src/index.js";
 import { transcript } from "./helpers.js";
 
@@ -57,10 +57,31 @@ describe("in-memory store", () => {
       }),
       store,
     });
+    const read = vi.spyOn(store, "read");
     await chain.invoke("c", { configurable: { sessionId: "joined" } });
     await chain.invoke("e", { configurable: { sessionId: "joined" } });
+    expect(read).not.toHaveBeenCalled(); // the joined read, not a read and a concat
     expect(seen.map((messages) => messages.length)).toEqual([4, 6]);
     expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c", "saw 3", "e", "saw 5"]);
+  });
+
+  it("takes the ordinary read where the history goes under its own key, or the call is traced", async () => {
+    const store = createInMemoryStore();
+    const read = vi.spyOn(store, "read");
+    const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder("history"), ["human", "{question}"]]);
+    const keyed = new RunnableWithMessageHistory({
+      runnable: prompt.pipe(new FakeListChatModel({ responses: ["one"] })),
+      store,
+      inputMessagesKey: "question",
+      historyMessagesKey: "history",
+    });
+    await keyed.invoke({ question: "hi" }, { configurable: { sessionId: "keyed" } });
+    expect(read).toHaveBeenCalledTimes(1);
+    const plain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store });
+    const runs: string[] = [];
+    await plain.invoke("hi", { configurable: { sessionId: "traced" }, callbacks: [{ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void runs.push(name as string) }] });
+    expect(read).toHaveBeenCalledTimes(2);
+    expect(runs).toContain("loadHistory");
   });
 
   it("keeps a given turn id, and not one made up for a single call (keepTurnId: false)", async () => {
