@@ -263,8 +263,10 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       // The default path (whole history, an in-memory store, untraced): the store copies
       // the session and the input into one array, the one copy of the turn.
       if (backend.readJoined && !runManager && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
-        const sent = backend.readJoined(inputMessages);
-        return turn(withMessages(input, sent, this), () => sent);
+        const joined = backend.readJoined(inputMessages);
+        // The runnable owns this array and may add to it; what it was sent is the first `length`.
+        const length = joined.length;
+        return turn(withMessages(input, joined, this), () => (joined.length === length ? joined : joined.slice(0, length)));
       }
       const load = () => this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
       const history = await childRun(runManager?.getChild(), "insertHistory", sessionKey, input, (inner) =>

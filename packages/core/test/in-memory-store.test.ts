@@ -65,6 +65,25 @@ describe("in-memory store", () => {
     expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c", "saw 3", "e", "saw 5"]);
   });
 
+  it("strips an echoed thread by what it sent, even when the runnable added to its input (the joined read and the ordinary one alike)", async () => {
+    // An agent-like runnable: adds a note to the messages it was given and returns the whole thread.
+    const agent = RunnableLambda.from((messages: BaseMessage[]) => {
+      messages.push(new AIMessage("a note"));
+      return [...messages, new AIMessage("the answer")];
+    });
+    const stored: string[][] = [];
+    for (const traced of [false, true]) {
+      const store = createInMemoryStore();
+      await store.append({ sessionId: "t" }, [new HumanMessage("earlier"), new AIMessage("reply")]);
+      const chain = new RunnableWithMessageHistory({ runnable: agent, store });
+      const callbacks = traced ? [{ handleChainStart: () => {} }] : undefined; // traced: the ordinary read
+      await chain.invoke("now", { configurable: { sessionId: "t" }, callbacks });
+      stored.push((await store.read({ sessionId: "t" })).map((m) => m.content as string));
+    }
+    expect(stored[0]).toEqual(["earlier", "reply", "now", "a note", "the answer"]);
+    expect(stored[1]).toEqual(stored[0]);
+  });
+
   it("takes the ordinary read where the history goes under its own key, or the call is traced", async () => {
     const store = createInMemoryStore();
     const read = vi.spyOn(store, "read");
