@@ -73,11 +73,12 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
    */
   const give: (kept: Kept[], from: number) => BaseMessage[] = frozen
     ? (kept, from) => kept.slice(from) as BaseMessage[]
-    : (kept, from) => decodeFrom(kept, from, []);
+    : (kept, from) => decodeFrom(kept, from);
 
-  function decodeFrom(kept: Kept[], from: number, into: BaseMessage[]): BaseMessage[] {
-    for (let i = from; i < kept.length; i++) into.push(decodeMessage(kept[i] as EncodedMessage));
-    return into;
+  function decodeFrom(kept: Kept[], from: number): BaseMessage[] {
+    const copies: BaseMessage[] = [];
+    for (let i = from; i < kept.length; i++) copies.push(decodeMessage(kept[i] as EncodedMessage));
+    return copies;
   }
 
   function ensureOpen(): void {
@@ -299,7 +300,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     const messages = touch(sessionKeyId(key))?.messages;
     if (!messages) return [...after];
     if (frozen) return (messages as BaseMessage[]).concat(after);
-    const copies = decodeFrom(messages, 0, []);
+    const copies = decodeFrom(messages, 0);
     copies.push(...after);
     return copies;
   });

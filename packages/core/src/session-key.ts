@@ -59,8 +59,14 @@ function checkFieldName(field: unknown): asserts field is string {
   }
 }
 
+/** A valid value made only of `[A-Za-z0-9_.-]`: the common case, which also needs no escaping. */
+function isPlainValue(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && PLAIN.test(value);
+}
+
 function checkValue(field: string, value: unknown, hint?: string | (() => string)): asserts value is string {
-  if (typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && (PLAIN.test(value) || (!CONTROL.test(value) && !LONE_SURROGATE.test(value)))) return;
+  if (isPlainValue(value)) return;
+  if (typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && !CONTROL.test(value) && !LONE_SURROGATE.test(value)) return;
   const text = typeof hint === "function" ? hint() : hint;
   explainValue(field, value, text);
 }
@@ -197,7 +203,7 @@ export function sessionKeyId(record: Readonly<Record<string, unknown>>): string 
       // The last key given again (a turn names its session for its lock, read and
       // append): the same string, whose hash a store's map has already computed.
       if (value === last.value && field === last.field) return last.id;
-      if (goodFields.has(field) && typeof value === "string" && value.length > 0 && value.length <= MAX_KEY_VALUE_LENGTH && PLAIN.test(value)) {
+      if (goodFields.has(field) && isPlainValue(value)) {
         last.field = field;
         last.value = value;
         last.id = `${field}=${value}`;
