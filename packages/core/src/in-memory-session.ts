@@ -40,11 +40,3 @@ export function addTurn(session: Session, id: string): void {
 
 export const alive = (session: Session, now?: number) => session.expiresAt === 0 || session.expiresAt > (now ?? Date.now());
 
-/** Freezes an object and everything reachable through its own properties. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
-  return value;
-}
-

@@ -22,7 +22,7 @@ import {
 } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
 import { LocalLeases } from "./local-leases.js";
-import { type EncodedMessage, decodeMessage, encodeMessages } from "./message-codec.js";
+import { type EncodedMessage, decodeFrozenMessage, decodeMessage, encodeMessages } from "./message-codec.js";
 import {
   type SessionKey,
   type SessionKeyFilter,
@@ -35,7 +35,7 @@ import {
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edits.js";
-import { type Kept, type Session, addTurn, alive, deepFreeze, hasTurn } from "./in-memory-session.js";
+import { type Kept, type Session, addTurn, alive, hasTurn } from "./in-memory-session.js";
 import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
 import { joinedReads } from "./joined-read.js";
 import {
@@ -65,7 +65,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const sweeper = ttlSeconds === undefined ? undefined : setInterval(() => live(), Math.min(ttlSeconds * 1000, 60_000));
   sweeper?.unref?.();
   const frozen = options.frozen ?? true;
-  const keep: (message: EncodedMessage) => Kept = frozen ? (message) => deepFreeze(decodeMessage(message)) : (message) => message;
+  const keep: (message: EncodedMessage) => Kept = frozen ? decodeFrozenMessage : (message) => message;
   /**
    * A new array of the messages from index `from` on: the frozen objects themselves,
    * or decoded copies. Never the session's own array, frozen: V8 walks, slices and

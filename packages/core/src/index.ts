@@ -34,6 +34,7 @@ export {
   CODEC_VERSION,
   type EncodedMessage,
   type StoredMessageType,
+  decodeFrozenMessage,
   decodeMessage,
   encodeMessage,
   encodeMessages,

@@ -232,6 +232,23 @@ export function decodeMessage(stored: unknown): BaseMessage {
   return construct(type, fields);
 }
 
+/** Freezes an object and everything reachable through its own properties. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key]);
+  return value;
+}
+
+/**
+ * Decodes a stored message into a new message frozen all the way down, for a store
+ * that keeps one decoded copy and gives that same object to every read (changing it
+ * throws a `TypeError`, so no reader can change what another reads).
+ */
+export function decodeFrozenMessage(stored: unknown): BaseMessage {
+  return deepFreeze(decodeMessage(stored));
+}
+
 function construct(type: StoredMessageType, fields: Record<string, unknown>): BaseMessage {
   fields.content ??= "";
   if (type === "ai") {
