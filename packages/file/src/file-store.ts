@@ -4,7 +4,6 @@ import type { BaseMessage } from "@langchain/core/messages";
 import {
   type AppendOptions,
   type AppendResult,
-  type HistoryStore,
   type InfoPage,
   type InfoPatch,
   type JsonValue,
@@ -50,30 +49,9 @@ import { sessionFolder } from "./session-folder.js";
 import { rewriteTurns } from "./turn-rewrite.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
 import { lastMessages } from "./tail-cache.js";
+import type { FileHistoryStore, FileStoreOptions } from "./file-store-options.js";
 
-export interface FileStoreOptions {
-  /** The folder holding the sessions' files; created if missing. */
-  directory: string;
-  /**
-   * `"always"`: each append is fsynced before it resolves, so a stored turn
-   * survives power loss. `"none"`: it survives the process being killed (the
-   * kernel has it) but may be lost if the machine loses power.
-   * @default "always"
-   */
-  fsync?: "always" | "none";
-  /**
-   * Seconds a session lives after its last write (by the file's modification
-   * time); unset, sessions never expire. Expired files are deleted by `prune()`.
-   */
-  ttlSeconds?: number;
-  /** How many sessions' bookkeeping (count, turn ids) this process keeps. @default 1_000 */
-  cacheSessions?: number;
-}
-
-export interface FileHistoryStore extends HistoryStore {
-  /** Deletes the files of expired sessions; resolves with how many sessions. */
-  prune(): Promise<number>;
-}
+export type { FileHistoryStore, FileStoreOptions } from "./file-store-options.js";
 
 /**
  * A history store in files: one append-only JSONL file per session, named by the
@@ -90,7 +68,8 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const sync = (options.fsync ?? "always") === "always";
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
-  const folder = sessionFolder(root, sync, ttlMs, options.cacheSessions ?? 1_000);
+  if (options.frozen !== undefined && typeof options.frozen !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
+  const folder = sessionFolder(root, { sync, ttlMs, cacheSessions: options.cacheSessions ?? 1_000, frozen: options.frozen ?? true });
   const { ledger, tails, folders, paths, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
   let closed = false;
 

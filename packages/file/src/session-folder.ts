@@ -2,19 +2,35 @@ import { createHash } from "node:crypto";
 import { type Stats, statSync } from "node:fs";
 import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type FencedWriteOptions, type JsonValue, LockLostError, type SessionKey, encodeSessionKey } from "@memoria/core";
+import { type FencedWriteOptions, type JsonValue, LockLostError, type SessionKey, decodeFrozenMessage, encodeSessionKey } from "@memoria/core";
 import { lockFile, readLock } from "./file-lock.js";
 import { Ledger, type Paths } from "./session-ledger.js";
 import { TailCache } from "./tail-cache.js";
+
+/** How a folder keeps its files and what it caches of them. */
+export interface FolderSettings {
+  /** fsync each write. */
+  sync: boolean;
+  ttlMs: number | undefined;
+  /** Sessions whose bookkeeping, paths and tails are kept. */
+  cacheSessions: number;
+  /** Cached turns hold frozen messages that every read shares. */
+  frozen: boolean;
+}
+
+/** Bytes of turn lines cached per session file, and over all files (about 4 bytes of heap per byte, decoded). */
+export const TAIL_BYTES_PER_FILE = 256 * 1024;
+export const TAIL_BYTES = 64 * 1024 * 1024;
 
 /**
  * The files of a store's sessions under `root`: where each lives, the append lock
  * every write takes, atomic replacement, and the caches (bookkeeping and tails)
  * kept of them. The store (file-store.ts) says what each call does with them.
  */
-export function sessionFolder(root: string, sync: boolean, ttlMs: number | undefined, cacheSessions: number) {
+export function sessionFolder(root: string, settings: FolderSettings) {
+  const { sync, ttlMs, cacheSessions } = settings;
   const ledger = new Ledger(cacheSessions, expired, sync);
-  const tails = new TailCache({ files: cacheSessions, bytesPerFile: 256 * 1024 });
+  const tails = new TailCache({ files: cacheSessions, bytesPerFile: TAIL_BYTES_PER_FILE, bytes: TAIL_BYTES, share: settings.frozen ? decodeFrozenMessage : undefined });
 
   /** Recent sessions' paths by encoded key: a read then hashes nothing (bounded like the other caches). */
   const known = new Map<string, Paths>();

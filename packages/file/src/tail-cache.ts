@@ -6,9 +6,16 @@ import { type TurnLine, type TurnRun, openIfExists, tailTurns, turnsFrom } from 
 /** The turns this process last read at the end of one file, and which file that was. */
 interface Tail extends TurnRun {
   /** Inode and birth time: a file erased and created again (even on the same inode) is another file. */
-  identity: string;
+  ino: number;
+  birth: number;
   messages: number;
   bytes: number;
+}
+
+/** A cached turn whose messages were decoded once, frozen: every read of it shares them. */
+interface SharedTurn extends TurnLine {
+  m: BaseMessage[];
+  shared: true;
 }
 
 export interface TailCacheLimits {
@@ -16,19 +23,26 @@ export interface TailCacheLimits {
   files: number;
   /** Bytes of turn lines kept per file: a longer whole read is not cached. */
   bytesPerFile: number;
+  /** Bytes of turn lines kept over all files (least recently read dropped first). */
+  bytes: number;
+  /**
+   * Decodes a stored message, once, into the frozen message that every read of a
+   * cached turn then shares. Unset, each read decodes its own copies.
+   */
+  share?: (stored: unknown) => BaseMessage;
 }
 
-const identityOf = (info: Stats) => `${info.ino}:${info.birthtimeMs}`;
-
-function tailOf(run: TurnRun, identity: string): Tail {
+function tailOf(run: TurnRun, info: Stats): Tail {
   let messages = 0;
   let bytes = 0;
   for (let i = 0; i < run.turns.length; i++) {
     messages += (run.turns[i] as TurnLine).m.length;
     bytes += run.sizes[i] as number;
   }
-  return { ...run, identity, messages, bytes };
+  return { ...run, ino: info.ino, birth: info.birthtimeMs, messages, bytes };
 }
+
+const sameFile = (tail: Tail, info: Stats) => tail.ino === info.ino && tail.birth === info.birthtimeMs;
 
 /**
  * The last turns of recently read session files, by file identity and size, so a
@@ -40,24 +54,25 @@ function tailOf(run: TurnRun, identity: string): Tail {
  */
 export class TailCache {
   readonly #tails = new Map<string, Tail>();
+  /** Bytes of turn lines held over all files. */
+  #bytes = 0;
 
   constructor(private readonly limits: TailCacheLimits) {}
 
   /** What `read` would give, when the cached tail of `file` is current and long enough; otherwise undefined. */
   cached(file: string, info: Stats, wanted: number): TurnLine[] | undefined {
     const tail = this.#tails.get(file);
-    if (!tail || tail.identity !== identityOf(info) || tail.end !== info.size || (tail.messages < wanted && !tail.whole)) return undefined;
+    if (!tail || !sameFile(tail, info) || tail.end !== info.size || (tail.messages < wanted && !tail.whole)) return undefined;
     this.#keep(file, tail);
     return tail.turns;
   }
 
   /** The turns holding at least the last `wanted` messages of `file` (all when it has fewer), given its current `stat`. */
   async read(file: string, info: Stats, wanted: number): Promise<TurnLine[]> {
-    const identity = identityOf(info);
     let tail = this.#tails.get(file);
-    if (tail && (tail.identity !== identity || tail.end > info.size)) tail = undefined;
-    if (tail && tail.end < info.size) tail = await this.#extend(file, tail, info.size);
-    if (!tail || (tail.messages < wanted && !tail.whole)) tail = await this.#load(file, identity, info.size, wanted);
+    if (tail && (!sameFile(tail, info) || tail.end > info.size)) tail = undefined;
+    if (tail && tail.end < info.size) tail = await this.#extend(file, tail, info);
+    if (!tail || (tail.messages < wanted && !tail.whole)) tail = await this.#load(file, info, wanted);
     if (!tail) return [];
     this.#keep(file, tail);
     return tail.turns;
@@ -67,56 +82,98 @@ export class TailCache {
   appended(file: string, at: number, end: number, turn: TurnLine): void {
     const tail = this.#tails.get(file);
     if (!tail || tail.end !== at) return;
-    this.#keep(file, { ...tail, turns: [...tail.turns, turn], sizes: [...tail.sizes, end - at], end, messages: tail.messages + turn.m.length, bytes: tail.bytes + end - at });
+    const run = this.#shared({ turns: [...tail.turns, turn], sizes: [...tail.sizes, end - at], end, whole: tail.whole });
+    this.#keep(file, { ...run, ino: tail.ino, birth: tail.birth, messages: tail.messages + turn.m.length, bytes: tail.bytes + end - at });
   }
 
   forget(file: string): void {
-    this.#tails.delete(file);
+    const tail = this.#tails.get(file);
+    if (tail) this.#drop(file, tail);
   }
 
   clear(): void {
     this.#tails.clear();
+    this.#bytes = 0;
   }
 
-  async #load(file: string, identity: string, size: number, wanted: number): Promise<Tail | undefined> {
+  async #load(file: string, info: Stats, wanted: number): Promise<Tail | undefined> {
     const handle = await openIfExists(file);
     if (!handle) return undefined;
     try {
       // A whole read goes forwards from the start; a window backwards from the end.
-      const run = Number.isFinite(wanted) ? await tailTurns(handle, size, wanted, file) : await turnsFrom(handle, 0, size, file);
-      return tailOf(run, identity);
+      const run = Number.isFinite(wanted) ? await tailTurns(handle, info.size, wanted, file) : await turnsFrom(handle, 0, info.size, file);
+      return tailOf(this.#shared(run), info);
     } finally {
       await handle.close();
     }
   }
 
-  async #extend(file: string, tail: Tail, size: number): Promise<Tail | undefined> {
+  async #extend(file: string, tail: Tail, info: Stats): Promise<Tail | undefined> {
     const handle = await openIfExists(file);
     if (!handle) return undefined;
     try {
-      const added = await turnsFrom(handle, tail.end, size, file);
-      return tailOf({ turns: [...tail.turns, ...added.turns], sizes: [...tail.sizes, ...added.sizes], end: added.end, whole: tail.whole }, tail.identity);
+      const added = await turnsFrom(handle, tail.end, info.size, file);
+      return tailOf(this.#shared({ turns: [...tail.turns, ...added.turns], sizes: [...tail.sizes, ...added.sizes], end: added.end, whole: tail.whole }), info);
     } finally {
       await handle.close();
     }
   }
 
-  /** Keeps `tail` as the most recently used, dropping its oldest turns past the byte budget. */
+  /**
+   * The run with its newest turns (those `#keep` will keep) holding shared, frozen
+   * messages, when the store shares them. Older turns, read past the budget, stay
+   * in codec form: a read decodes its own copies of them and nothing keeps them.
+   */
+  #shared(run: TurnRun): TurnRun {
+    const share = this.limits.share;
+    if (!share) return run;
+    let turns = run.turns;
+    let bytes = 0;
+    for (let i = turns.length - 1; i >= 0; i--) {
+      bytes += run.sizes[i] as number;
+      if (bytes > this.limits.bytesPerFile && i < turns.length - 1) break;
+      const turn = turns[i] as TurnLine;
+      if ((turn as SharedTurn).shared) continue;
+      if (turns === run.turns) turns = turns.slice();
+      const sharedTurn: SharedTurn = { t: turn.t, n: turn.n, m: turn.m.map(share), shared: true };
+      turns[i] = sharedTurn;
+    }
+    return turns === run.turns ? run : { ...run, turns };
+  }
+
+  /** Keeps `tail` as the most recently used, dropping its oldest turns past the per-file budget, then the least recently used files past the others. */
   #keep(file: string, tail: Tail): void {
-    this.#tails.delete(file);
+    const before = this.#tails.get(file);
+    if (before) this.#drop(file, before);
     let kept = tail;
     if (kept.bytes > this.limits.bytesPerFile) {
       let drop = 0;
       let bytes = kept.bytes;
       while (drop < kept.turns.length - 1 && bytes > this.limits.bytesPerFile) bytes -= kept.sizes[drop++] as number;
-      kept = tailOf({ turns: kept.turns.slice(drop), sizes: kept.sizes.slice(drop), end: kept.end, whole: false }, kept.identity);
+      kept = { ...kept, turns: kept.turns.slice(drop), sizes: kept.sizes.slice(drop), whole: false, messages: countMessages(kept.turns, drop), bytes };
     }
     this.#tails.set(file, kept);
-    while (this.#tails.size > this.limits.files) this.#tails.delete(this.#tails.keys().next().value as string);
+    this.#bytes += kept.bytes;
+    if (this.#tails.size <= this.limits.files && this.#bytes <= this.limits.bytes) return;
+    for (const [oldest, old] of this.#tails) {
+      if (oldest === file || (this.#tails.size <= this.limits.files && this.#bytes <= this.limits.bytes)) break;
+      this.#drop(oldest, old);
+    }
+  }
+
+  #drop(file: string, tail: Tail): void {
+    this.#tails.delete(file);
+    this.#bytes -= tail.bytes;
   }
 }
 
-/** The last `last` messages held by `turns` (all of them for `Infinity`), decoded into new messages. */
+function countMessages(turns: readonly TurnLine[], from: number): number {
+  let count = 0;
+  for (let i = from; i < turns.length; i++) count += (turns[i] as TurnLine).m.length;
+  return count;
+}
+
+/** The last `last` messages held by `turns` (all of them for `Infinity`) in a new array: shared frozen messages, or new ones decoded. */
 export function lastMessages(turns: readonly TurnLine[], last: number): BaseMessage[] {
   let from = turns.length;
   let count = 0;
@@ -124,9 +181,11 @@ export function lastMessages(turns: readonly TurnLine[], last: number): BaseMess
   let skip = Math.max(0, count - last);
   const messages: BaseMessage[] = [];
   for (let i = from; i < turns.length; i++) {
-    for (const stored of (turns[i] as TurnLine).m) {
+    const turn = turns[i] as TurnLine;
+    const shared = (turn as SharedTurn).shared === true;
+    for (const stored of turn.m) {
       if (skip > 0) skip--;
-      else messages.push(decodeMessage(stored));
+      else messages.push(shared ? (stored as BaseMessage) : decodeMessage(stored));
     }
   }
   return messages;
