@@ -66,7 +66,7 @@ export async function longTermTurns(settings: Settings, modelMs: number): Promis
         }
       }
     }
-    // Interleaved (A B A B …) after 3 untimed rounds; only the call is timed, the background work after it is not.
+    // Interleaved (A B, B A, …) after 3 untimed rounds; only the call is timed, the background work after it is not.
     const samples: Record<string, number[]> = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
     for (let round = 0; round < settings.runs + 3; round++) {
       for (const [name, c] of Object.entries(chains)) {

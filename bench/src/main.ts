@@ -60,7 +60,7 @@ try {
     const rows = await wrapperCost(settings);
     const cost = (turn: number, bare: number) => Math.max(0, turn - bare);
     sections.push(
-      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs the whole workload in turn, interleaved (A B C … A B C …), medians of 5.\n",
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs the whole workload in turn, interleaved (A B C, B C A, …), medians of 5.\n",
       table(
         ["workload", "memoria (default)", "memoria (copies)", "memoria (window)", "LangChain", "by hand", "turn ÷ LangChain (default)", "wrapper cost ÷ LangChain's (default)", "(copies)", "(window)"],
         rows.map((r) => [
@@ -146,7 +146,7 @@ const header = [
   `Run ${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s with \`pnpm bench${quick ? " --quick" : ""}\`.`,
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}, Node ${process.version}.`,
   `Versions: @langchain/core ${version("@langchain/core")}, @langchain/community ${version("@langchain/community")}, ioredis ${version("ioredis")}, pg ${version("pg")}, better-sqlite3 ${version("better-sqlite3")}; PostgreSQL and Redis as started by \`@memoria/testkit/servers\` (PostgreSQL with its defaults: fsync and synchronous_commit on; Redis with AOF and appendfsync everysec, MongoDB: the jongodb compatible server unless MONGODB_URL is set).`,
-  `Method: medians of ${settings.runs} interleaved runs (A B A B …) after warm-up rounds (W2/W3: see their sections; rows that read 100,000 messages whole: ${Math.max(5, Math.round(settings.runs / 3))} runs); each section says what runs between its samples. Ratios are memoria ÷ LangChain, or memoria ÷ the bare engine (ceiling): below 1, memoria is faster or smaller.`,
+  `Method: medians of ${settings.runs} interleaved runs (A B C, B C A, …: each round starts one contender later) after warm-up rounds (W2/W3: see their sections; rows that read 100,000 messages whole: ${Math.max(5, Math.round(settings.runs / 3))} runs); each section says what runs between its samples. Ratios are memoria ÷ LangChain, or memoria ÷ the bare engine (ceiling): below 1, memoria is faster or smaller.`,
   "",
 ];
 const report = `${[...header, ...sections].join("\n")}\n`;

@@ -27,8 +27,9 @@ export function median(samples: readonly number[]): number {
 }
 
 /**
- * Runs each contender `runs` times, interleaved (A B A B …) so that drift in the
- * machine's speed affects all alike, after `warmup` untimed rounds. Returns each
+ * Runs each contender `runs` times, interleaved (A B C, B C A, …: each round starts
+ * one contender later) so that drift in the machine's speed affects all alike, after
+ * `warmup` untimed rounds. Returns each
  * contender's samples in milliseconds. (A full GC before every run was tried and
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
@@ -43,7 +44,10 @@ export async function interleave(contenders: Record<string, () => Promise<unknow
     for (const name of names) await (contenders[name] as () => Promise<unknown>)();
   }
   for (let round = 0; round < runs; round++) {
-    for (const name of names) {
+    // Each round starts with the next contender (A B C, B C A, C A B, …): none always
+    // runs first, or always right after the same other, and so pays for what it left.
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length] as string;
       if (options.youngGcFirst) collectYoung();
       samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
     }
