@@ -8,7 +8,7 @@ import {
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeFrozenMessage, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -41,6 +41,21 @@ describe("message codec", () => {
     const first = decodeMessage(encoded);
     (first.additional_kwargs.a as { b: number }).b = 99;
     expect((decodeMessage(encoded).additional_kwargs.a as { b: number }).b).toBe(1);
+  });
+
+  it("freezes every object a decoded message reaches, through any own property (decodeFrozenMessage)", () => {
+    for (const message of everyKindOfMessage()) {
+      const frozen = decodeFrozenMessage(encodeMessage(message));
+      expect(fieldsOf(frozen)).toEqual(fieldsOf(message));
+      const unfrozen: string[] = [];
+      const walk = (value: unknown, path: string) => {
+        if (typeof value !== "object" || value === null) return;
+        if (!Object.isFrozen(value)) unfrozen.push(path);
+        for (const key of Reflect.ownKeys(value)) walk((value as Record<PropertyKey, unknown>)[key], `${path}.${String(key)}`);
+      };
+      walk(frozen, frozen.getType());
+      expect(unfrozen).toEqual([]);
+    }
   });
 
   it("refuses what JSON would change, naming the field", () => {
