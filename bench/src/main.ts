@@ -17,7 +17,8 @@ import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKin
 import { latencyBySize } from "./latency.js";
 import { latencySections } from "./latency-report.js";
 import { longTermSections } from "./long-term-report.js";
-import { type Settings, ceilings, concurrentTurns, memoryFootprint, wrapperCost } from "./workloads.js";
+import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./workloads.js";
+import { wrapperCost } from "./wrapper-cost.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
@@ -60,7 +61,7 @@ try {
     const rows = await wrapperCost(settings);
     const cost = (turn: number, bare: number) => Math.max(0, turn - bare);
     sections.push(
-      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs the whole workload in turn, interleaved (A B C, B C A, …), medians of 5.\n",
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs in a process of its own (a program runs one wrapper, not five sharing one JIT's type feedback), and the processes take turns, one sample at a time, each round starting one contender later (A B C, B C A, …), after one untimed round; medians of 5.\n",
       table(
         ["workload", "memoria (default)", "memoria (copies)", "memoria (window)", "LangChain", "by hand", "turn ÷ LangChain (default)", "wrapper cost ÷ LangChain's (default)", "(copies)", "(window)"],
         rows.map((r) => [

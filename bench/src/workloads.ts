@@ -3,15 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { RunnableLambda, RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
-import { windowMemory } from "@memoria/memory";
+import { RunnableLambda } from "@langchain/core/runnables";
 import { createSqliteStore } from "@memoria/sql";
 import Database from "better-sqlite3";
 import { interleave, median, timed } from "./measure.js";
-import { type Side, type StoreKind, conversation, trivialModel } from "./systems.js";
+import { type Side, type StoreKind, conversation } from "./systems.js";
 
 const run = promisify(execFile);
 
@@ -19,73 +16,6 @@ export interface Settings {
   quick: boolean;
   sizes: number[];
   runs: number;
-}
-
-// ---------- W1: the wrapper's own cost per turn ----------
-
-export interface WrapperCost {
-  workload: string;
-  /** The default: the whole history, from an in-memory store of frozen messages. */
-  memoria: number;
-  /** The whole history, from an in-memory store created with `frozen: false` (a copy per message per read). */
-  memoriaCopies: number;
-  memoriaWindow: number;
-  langchain: number;
-  /** The same model called by hand with the history kept in an array: what a turn costs without any wrapper. */
-  bare: number;
-}
-
-/** Per-turn milliseconds of `turns` turns spread over `sessions` sessions, in memory, with a trivial model. */
-export async function wrapperCost(settings: Settings): Promise<WrapperCost[]> {
-  const shapes = settings.quick ? [[1, 300], [200, 5]] : [[1, 2_000], [1_000, 5]];
-  const results: WrapperCost[] = [];
-  for (const [sessions, turns] of shapes as [number, number][]) {
-    const drive = (invoke: (input: BaseMessage[], config: { configurable: { sessionId: string } }) => Promise<unknown>) => async () => {
-      for (let s = 0; s < sessions; s++) {
-        for (let t = 0; t < turns; t++) await invoke([new HumanMessage("hello there")], { configurable: { sessionId: `s${s}` } });
-      }
-    };
-    const memoria = (options: Parameters<typeof createInMemoryStore>[0], memory?: ReturnType<typeof windowMemory>) => () => {
-      const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000, ...options }), memory });
-      return drive((i, c) => chain.invoke(i, c))();
-    };
-    const contenders = {
-      memoria: memoria({}),
-      memoriaCopies: memoria({ frozen: false }),
-      memoriaWindow: memoria({}, windowMemory({ k: 10 })),
-      langchain: () => {
-        const histories = new Map<string, InMemoryChatMessageHistory>();
-        const chain = new LangChainWrapper({
-          runnable: trivialModel,
-          getMessageHistory: (id: string) => {
-            if (!histories.has(id)) histories.set(id, new InMemoryChatMessageHistory());
-            return histories.get(id) as InMemoryChatMessageHistory;
-          },
-        });
-        return drive((i, c) => chain.invoke(i, c))();
-      },
-      bare: () => {
-        const histories = new Map<string, BaseMessage[]>();
-        return drive(async (input, config) => {
-          const id = config.configurable.sessionId;
-          const history = histories.get(id) ?? (histories.set(id, []).get(id) as BaseMessage[]);
-          const output = await trivialModel.invoke([...history, ...input]);
-          history.push(...input, output);
-        })();
-      },
-    };
-    const samples = await interleave(contenders, settings.quick ? 2 : 5, 1);
-    const perTurn = (name: keyof typeof contenders) => median(samples[name] as number[]) / (sessions * turns);
-    results.push({
-      workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,
-      memoria: perTurn("memoria"),
-      memoriaCopies: perTurn("memoriaCopies"),
-      memoriaWindow: perTurn("memoriaWindow"),
-      langchain: perTurn("langchain"),
-      bare: perTurn("bare"),
-    });
-  }
-  return results;
 }
 
 // ---------- W4: 50 concurrent turns on one session ----------

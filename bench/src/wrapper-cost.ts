@@ -1,0 +1,127 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
+import { windowMemory } from "@memoria/memory";
+import { median } from "./measure.js";
+import { trivialModel } from "./systems.js";
+
+// ---------- W1: the wrapper's own cost per turn ----------
+
+export interface WrapperCost {
+  workload: string;
+  /** The default: the whole history, from an in-memory store of frozen messages. */
+  memoria: number;
+  /** The whole history, from an in-memory store created with `frozen: false` (a copy per message per read). */
+  memoriaCopies: number;
+  memoriaWindow: number;
+  langchain: number;
+  /** The same model called by hand with the history kept in an array: what a turn costs without any wrapper. */
+  bare: number;
+}
+
+export const W1_CONTENDERS = ["memoria", "memoriaCopies", "memoriaWindow", "langchain", "bare"] as const;
+export type W1Contender = (typeof W1_CONTENDERS)[number];
+
+type Invoke = (input: BaseMessage[], config: { configurable: { sessionId: string } }) => Promise<unknown>;
+
+/** One sample of a contender: `turns` turns in each of `sessions` sessions, from empty. */
+export function wrapperWorkload(name: W1Contender, sessions: number, turns: number): () => Promise<void> {
+  const drive = async (invoke: Invoke) => {
+    for (let s = 0; s < sessions; s++) {
+      for (let t = 0; t < turns; t++) await invoke([new HumanMessage("hello there")], { configurable: { sessionId: `s${s}` } });
+    }
+  };
+  const memoria = (options: Parameters<typeof createInMemoryStore>[0], memory?: ReturnType<typeof windowMemory>) => () => {
+    const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store: createInMemoryStore({ maxSessions: 100_000, ...options }), memory });
+    return drive((i, c) => chain.invoke(i, c));
+  };
+  const workloads: Record<W1Contender, () => Promise<void>> = {
+    memoria: memoria({}),
+    memoriaCopies: memoria({ frozen: false }),
+    memoriaWindow: memoria({}, windowMemory({ k: 10 })),
+    langchain: () => {
+      const histories = new Map<string, InMemoryChatMessageHistory>();
+      const chain = new LangChainWrapper({
+        runnable: trivialModel,
+        getMessageHistory: (id: string) => {
+          if (!histories.has(id)) histories.set(id, new InMemoryChatMessageHistory());
+          return histories.get(id) as InMemoryChatMessageHistory;
+        },
+      });
+      return drive((i, c) => chain.invoke(i, c));
+    },
+    bare: () => {
+      const histories = new Map<string, BaseMessage[]>();
+      return drive(async (input, config) => {
+        const id = config.configurable.sessionId;
+        const history = histories.get(id) ?? (histories.set(id, []).get(id) as BaseMessage[]);
+        const output = await trivialModel.invoke([...history, ...input]);
+        history.push(...input, output);
+      });
+    },
+  };
+  return workloads[name];
+}
+
+/** A contender in a process of its own (wrapper-worker.ts): `sample()` runs its workload once and resolves with the milliseconds it took there. */
+interface Worker {
+  sample(): Promise<number>;
+  stop(): void;
+}
+
+function startWorker(name: W1Contender, sessions: number, turns: number): Promise<Worker> {
+  const child: ChildProcess = fork(new URL("./wrapper-worker.ts", import.meta.url), [name, String(sessions), String(turns)], { stdio: "inherit" });
+  let pending: ((ms: number) => void) | undefined;
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`the W1 worker for ${name} exited (${code}) before it was ready`)));
+    child.on("message", (message: unknown) => {
+      if (message === "ready") {
+        resolve({
+          sample: () => new Promise<number>((done) => { pending = done; child.send("run"); }),
+          stop: () => child.kill(),
+        });
+      } else if (typeof message === "number") pending?.(message);
+    });
+  });
+}
+
+/**
+ * Per-turn milliseconds of `turns` turns spread over `sessions` sessions, in memory,
+ * with a trivial model. Each contender runs in a process of its own, so none runs
+ * with the others' type feedback in the same JIT (a program runs one wrapper, not
+ * five); the samples are interleaved across the processes, one at a time, each round
+ * starting one contender later, after one untimed round.
+ */
+export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
+  const shapes = settings.quick ? [[1, 300], [200, 5]] : [[1, 2_000], [1_000, 5]];
+  const runs = settings.quick ? 2 : 5;
+  const results: WrapperCost[] = [];
+  for (const [sessions, turns] of shapes as [number, number][]) {
+    const workers = await Promise.all(W1_CONTENDERS.map((name) => startWorker(name, sessions, turns)));
+    const samples = W1_CONTENDERS.map(() => [] as number[]);
+    try {
+      for (const worker of workers) await worker.sample();
+      for (let round = 0; round < runs; round++) {
+        for (let i = 0; i < workers.length; i++) {
+          const at = (round + i) % workers.length;
+          samples[at]?.push(await (workers[at] as Worker).sample());
+        }
+      }
+    } finally {
+      for (const worker of workers) worker.stop();
+    }
+    const perTurn = (name: W1Contender) => median(samples[W1_CONTENDERS.indexOf(name)] as number[]) / (sessions * turns);
+    results.push({
+      workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,
+      memoria: perTurn("memoria"),
+      memoriaCopies: perTurn("memoriaCopies"),
+      memoriaWindow: perTurn("memoriaWindow"),
+      langchain: perTurn("langchain"),
+      bare: perTurn("bare"),
+    });
+  }
+  return results;
+}
