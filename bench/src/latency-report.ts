@@ -3,7 +3,7 @@ import { formatMs, ratio } from "./measure.js";
 import { table } from "./report.js";
 
 const SAMPLING =
-  "Each row's contenders (memoria, LangChain where it has the row, and the bare engine) run interleaved with each other only (A B C, B C A, C A B, …: each round starts one contender later), after the server settles (PostgreSQL: `VACUUM ANALYZE` and a checkpoint, so neither runs between samples), a full GC and a second of untimed warm-up rounds (up to 2,000), so each is measured with its code optimized as a running server's would be (whole-history rows at 100,000 messages: one round); no other row's work runs between a row's samples, and where a sample handles the whole history of 1,000 messages or more, it starts after an untimed minor GC, so none pays to collect another's garbage. Medians of the run count given in the header (rows that read 100,000 messages whole: fewer runs).";
+  "Each row's contenders (memoria, LangChain where it has the row, and the bare engine) run interleaved with each other only (each round in a new order from a fixed seed: A B C, C A B, B A C, …), after the server settles (PostgreSQL: `VACUUM ANALYZE` and a checkpoint, so neither runs between samples), a full GC and a second of untimed warm-up rounds (up to 2,000), so each is measured with its code optimized as a running server's would be (whole-history rows at 100,000 messages: one round); no other row's work runs between a row's samples, and where a sample handles the whole history of 1,000 messages or more, it starts after an untimed minor GC, so none pays to collect another's garbage. Medians of the run count given in the header (rows that read 100,000 messages whole: fewer runs).";
 
 const WHAT: Record<RowKind, string> = {
   "turn, whole history":

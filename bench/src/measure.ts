@@ -27,9 +27,9 @@ export function median(samples: readonly number[]): number {
 }
 
 /**
- * Runs each contender `runs` times, interleaved (A B C, B C A, …: each round starts
- * one contender later) so that drift in the machine's speed affects all alike, after
- * `warmup` untimed rounds. Returns each
+ * Runs each contender `runs` times, interleaved (each round in a new order, A B C,
+ * C A B, B C A, A C B, …) so that drift in the machine's speed affects all alike,
+ * after `warmup` untimed rounds. Returns each
  * contender's samples in milliseconds. (A full GC before every run was tried and
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
@@ -43,11 +43,12 @@ export async function interleave(contenders: Record<string, () => Promise<unknow
   for (let round = 0; round < Math.max(1, rounds) || (performance.now() - started < ms && round < MAX_WARMUP_ROUNDS); round++) {
     for (const name of names) await (contenders[name] as () => Promise<unknown>)();
   }
+  const order = shuffler(names.length);
   for (let round = 0; round < runs; round++) {
-    // Each round starts with the next contender (A B C, B C A, C A B, …): none always
-    // runs first, or always right after the same other, and so pays for what it left.
-    for (let i = 0; i < names.length; i++) {
-      const name = names[(round + i) % names.length] as string;
+    // Each round in its own order: no contender always runs first, or always right
+    // after the same other and pays to clean up what that one left.
+    for (const at of order()) {
+      const name = names[at] as string;
       if (options.youngGcFirst) collectYoung();
       samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
     }
@@ -93,4 +94,29 @@ export async function interleaveBlocks(contenders: Record<string, () => Promise<
     }
   }
   return samples;
+}
+
+/**
+ * Successive orders of `n` contenders (indices), each round a new shuffle from a
+ * fixed seed, so runs are comparable. A rotation (A B C, B C A, …) was not enough:
+ * it keeps who follows whom within a round, so one contender kept paying for the
+ * garbage and the collector's work another had left.
+ */
+export function shuffler(n: number): () => number[] {
+  let seed = 0x9e3779b9;
+  const random = () => {
+    // mulberry32
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  return () => {
+    const order = Array.from({ length: n }, (_, i) => i);
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [order[i], order[j]] = [order[j] as number, order[i] as number];
+    }
+    return order;
+  };
 }

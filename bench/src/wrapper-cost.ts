@@ -4,7 +4,7 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
 import { windowMemory } from "@memoria/memory";
-import { median } from "./measure.js";
+import { median, shuffler } from "./measure.js";
 import { trivialModel } from "./systems.js";
 
 // ---------- W1: the wrapper's own cost per turn ----------
@@ -93,7 +93,7 @@ function startWorker(name: W1Contender, sessions: number, turns: number): Promis
  * with a trivial model. Each contender runs in a process of its own, so none runs
  * with the others' type feedback in the same JIT (a program runs one wrapper, not
  * five); the samples are interleaved across the processes, one at a time, each round
- * starting one contender later, after one untimed round.
+ * in a new order, after one untimed round.
  */
 export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
   const shapes = settings.quick ? [[1, 300], [200, 5]] : [[1, 2_000], [1_000, 5]];
@@ -104,11 +104,9 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
     const samples = W1_CONTENDERS.map(() => [] as number[]);
     try {
       for (const worker of workers) await worker.sample();
+      const order = shuffler(workers.length);
       for (let round = 0; round < runs; round++) {
-        for (let i = 0; i < workers.length; i++) {
-          const at = (round + i) % workers.length;
-          samples[at]?.push(await (workers[at] as Worker).sample());
-        }
+        for (const at of order()) samples[at]?.push(await (workers[at] as Worker).sample());
       }
     } finally {
       for (const worker of workers) worker.stop();
