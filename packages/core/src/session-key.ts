@@ -145,13 +145,7 @@ export function sessionKeyFromConfig(
     const example = Object.fromEntries(fields.map((field) => [field, `my-${field.toLowerCase()}`]));
     return `Pass it in the call's config, e.g. chain.invoke(${JSON.stringify(exampleInput)}, ${JSON.stringify({ configurable: example })})`;
   };
-  if (fields.length === 1) {
-    const field = fields[0] as string;
-    const raw = configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
-    const hit = typeof raw === "string" ? recentKeys.get(field)?.get(raw) : undefined;
-    if (hit !== undefined) return hit;
-  }
-  const key = freezeRecord(
+  return freezeRecord(
     fields.map((field): [string, string] => {
       const raw = configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
       // LangChain accepts a numeric session id: a whole number is its decimal string.
@@ -161,23 +155,6 @@ export function sessionKeyFromConfig(
     }),
     true,
   );
-  if (fields.length === 1) remember(fields[0] as string, key[fields[0] as string] as string, key);
-  return key;
-}
-
-/**
- * One-field keys built recently, by field and value: a session's next turn gets the
- * same frozen key (keys never change), not a new one to validate, register and
- * encode again. Bounded per field; the oldest entry goes first.
- */
-const recentKeys = new Map<string, Map<string, SessionKey>>();
-const RECENT_KEYS = 1_024;
-
-function remember(field: string, value: string, key: SessionKey): void {
-  let byValue = recentKeys.get(field);
-  if (byValue === undefined) recentKeys.set(field, (byValue = new Map()));
-  if (byValue.size >= RECENT_KEYS) byValue.delete(byValue.keys().next().value as string);
-  byValue.set(value, key);
 }
 
 const UNRESERVED = /[^A-Za-z0-9_.-]/gu;

@@ -39,19 +39,6 @@ describe("session keys", () => {
     expect((error as Error).message).toContain(reason);
   });
 
-  it("gives a one-field key asked for again the same frozen key; another value or field, another key", () => {
-    const first = sessionKeyFromConfig({ sessionId: "again" });
-    expect(sessionKeyFromConfig({ sessionId: "again", other: 1 })).toBe(first);
-    expect(sessionKeyFromConfig({ sessionId: "again!" })).not.toBe(first);
-    const other = sessionKeyFromConfig({ threadId: "again" }, ["threadId"]);
-    expect(other).not.toBe(first);
-    expect({ ...other }).toEqual({ threadId: "again" });
-    expect(sessionKeyFromConfig({ sessionId: 7 }).sessionId).toBe("7"); // a number is still its decimal string
-    expect(sessionKeyFromConfig({ sessionId: "7" }).sessionId).toBe("7");
-    expect(() => sessionKeyFromConfig({})).toThrow(InvalidSessionKeyError); // a miss is still validated
-    expect(() => sessionKeyFromConfig({ sessionId: "" })).toThrow(InvalidSessionKeyError);
-  });
-
   it("accepts 256 characters, unicode and punctuation", () => {
     for (const value of ["x".repeat(256), "日本語 🎉", "../../etc/passwd", "a:b{c}*d e", "__proto__"]) {
       expect(sessionKeyFromConfig({ sessionId: value }).sessionId).toBe(value);
