@@ -134,8 +134,14 @@ export class TailCache {
       if (bytes > this.limits.bytesPerFile && i < turns.length - 1) break;
       const turn = turns[i] as TurnLine;
       if ((turn as SharedTurn).shared) continue;
+      let messages: BaseMessage[];
+      try {
+        messages = turn.m.map(share);
+      } catch {
+        continue; // left in codec form: only a read that needs this turn fails on it, as before
+      }
       if (turns === run.turns) turns = turns.slice();
-      const sharedTurn: SharedTurn = { t: turn.t, n: turn.n, m: turn.m.map(share), shared: true };
+      const sharedTurn: SharedTurn = { t: turn.t, n: turn.n, m: messages, shared: true };
       turns[i] = sharedTurn;
     }
     return turns === run.turns ? run : { ...run, turns };

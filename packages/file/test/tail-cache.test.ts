@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -64,6 +64,19 @@ describe("tail cache", () => {
     // The kept turns answer a window without touching the file; they are the same objects.
     const window = lastMessages(cache.cached(file, statSync(file), 4) ?? [], 4);
     for (const [i, message] of window.entries()) expect(message).toBe(messages[36 + i]);
+  });
+
+  it("leaves a turn it cannot decode in codec form: a window past it still reads, a read that needs it fails as before", async () => {
+    const cache = new TailCache({ files: 10, bytesPerFile: 1 << 20, bytes: 1 << 20, share: decodeFrozenMessage });
+    const file = sessionFile(3);
+    const lines = readFileSync(file, "utf8").split("\n");
+    // The middle turn's first message is not a message; the last three messages do not include it.
+    lines[2] = JSON.stringify({ t: "t1", n: 4, m: [{ v: 1, type: "nonsense", data: { content: "?" } }, { v: 1, type: "ai", data: { content: "a1" } }] });
+    writeFileSync(file, lines.join("\n"));
+    const window = lastMessages(await cache.read(file, statSync(file), 3), 3);
+    expect(transcript(window)).toEqual(["ai: a1", "human: q2", "ai: a2"]);
+    expect(window.map((message) => Object.isFrozen(message))).toEqual([false, true, true]);
+    await expect(readAll(cache, file)).rejects.toMatchObject({ code: "CORRUPT_DATA" });
   });
 
   it("drops the least recently read files past its total budget, and reads what a file gained since", async () => {
