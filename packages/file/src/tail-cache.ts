@@ -133,7 +133,7 @@ export class TailCache {
       bytes += run.sizes[i] as number;
       if (bytes > this.limits.bytesPerFile && i < turns.length - 1) break;
       const turn = turns[i] as TurnLine;
-      if ((turn as SharedTurn).shared) continue;
+      if ((turn as SharedTurn).shared) break; // the older ones were shared when they came in
       let messages: BaseMessage[];
       try {
         messages = turn.m.map(share);

@@ -86,10 +86,15 @@ describe("tail cache", () => {
     const current = files.map((file) => cache.cached(file, statSync(file), Number.POSITIVE_INFINITY) !== undefined);
     expect(current).toEqual([false, true, true]);
     const grown = files[2] as string;
+    const before = await readAll(cache, grown);
     const m = encodeMessages([new HumanMessage("late")]);
     appendFileSync(grown, `${JSON.stringify({ t: "late", n: 21, m })}\n`);
     expect(cache.cached(grown, statSync(grown), Number.POSITIVE_INFINITY)).toBeUndefined();
-    expect(transcript(await readAll(cache, grown)).at(-1)).toBe("human: late");
+    const after = await readAll(cache, grown);
+    expect(transcript(after).at(-1)).toBe("human: late");
+    // Only the new line was read and decoded: the earlier messages are the same objects, and the new one is shared too.
+    for (const [i, message] of before.entries()) expect(after[i]).toBe(message);
+    expect(Object.isFrozen(after.at(-1))).toBe(true);
   });
 });
 
