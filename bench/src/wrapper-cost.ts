@@ -73,19 +73,44 @@ interface Worker {
 
 function startWorker(name: W1Contender, sessions: number, turns: number): Promise<Worker> {
   const child: ChildProcess = fork(new URL("./wrapper-worker.ts", import.meta.url), [name, String(sessions), String(turns)], { stdio: "inherit" });
-  let pending: ((ms: number) => void) | undefined;
+  let pending: { done(ms: number): void; fail(error: Error): void } | undefined;
   return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`the W1 worker for ${name} exited (${code}) before it was ready`)));
+    // A worker that fails before it is ready fails the start; one that dies later fails the sample it was running.
+    const failed = (error: Error) => {
+      reject(error);
+      pending?.fail(error);
+      pending = undefined;
+    };
+    child.once("error", failed);
+    child.once("exit", (code) => failed(new Error(`the W1 worker for ${name} exited (${code})`)));
     child.on("message", (message: unknown) => {
       if (message === "ready") {
         resolve({
-          sample: () => new Promise<number>((done) => { pending = done; child.send("run"); }),
+          sample: () =>
+            new Promise<number>((done, fail) => {
+              pending = { done, fail };
+              child.send("run");
+            }),
           stop: () => child.kill(),
         });
-      } else if (typeof message === "number") pending?.(message);
+      } else if (typeof message === "number") {
+        pending?.done(message);
+        pending = undefined;
+      }
     });
   });
+}
+
+/** One worker per contender; if any fails to start, the others are stopped. */
+async function startWorkers(sessions: number, turns: number): Promise<Worker[]> {
+  const started = await Promise.allSettled(W1_CONTENDERS.map((name) => startWorker(name, sessions, turns)));
+  const workers = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const failure = started.find((result) => result.status === "rejected");
+  if (failure) {
+    for (const worker of workers) worker.stop();
+    throw failure.reason;
+  }
+  return workers;
 }
 
 /**
@@ -100,7 +125,7 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
   const runs = settings.quick ? 2 : 5;
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
-    const workers = await Promise.all(W1_CONTENDERS.map((name) => startWorker(name, sessions, turns)));
+    const workers = await startWorkers(sessions, turns);
     const samples = W1_CONTENDERS.map(() => [] as number[]);
     try {
       for (const worker of workers) await worker.sample();
