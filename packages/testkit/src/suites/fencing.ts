@@ -128,7 +128,10 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       const peer = setup.createPeer ? await setup.createPeer(store()) : undefined;
       await withStores(peer ? [peer] : [], async () => {
         const key = randomKey();
-        const ttlMs = 500;
+        // Renewed every third of the TTL: one second lets a busy machine stall a renewal
+        // for 0.6 s without losing the lease (at 500 ms, a 0.33 s stall under a loaded
+        // test run once did).
+        const ttlMs = 1_000;
         const chains = [store(), peer ?? store()].map(
           (s, i) =>
             new RunnableWithMessageHistory({
