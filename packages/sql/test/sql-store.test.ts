@@ -79,6 +79,16 @@ describe("sqlite specifics", () => {
     await store.close();
   });
 
+  it("refuses a read after close, though reads of a migrated store skip waiting on ready()", async () => {
+    const store = createSqliteStore({ path: join(dir, "closed.db") });
+    const k = key();
+    await store.append(k, [new HumanMessage("before")]);
+    expect(await store.read(k)).toHaveLength(1); // migrated: the fast path
+    await store.close();
+    await expect(store.read(k)).rejects.toMatchObject({ code: "STORE_CLOSED" });
+    await expect(store.read(k, { last: 1 })).rejects.toMatchObject({ code: "STORE_CLOSED" });
+  });
+
   it("keeps stores with different table prefixes apart in one file", async () => {
     const path = join(dir, "prefixes.db");
     const a = createSqliteStore({ path, tablePrefix: "app_a_" });
