@@ -19,8 +19,8 @@ export interface FolderSettings {
 }
 
 /** Bytes of turn lines cached per session file, and over all files (about 4 bytes of heap per byte, decoded). */
-export const TAIL_BYTES_PER_FILE = 256 * 1024;
-export const TAIL_BYTES = 64 * 1024 * 1024;
+const TAIL_BYTES_PER_FILE = 256 * 1024;
+const TAIL_BYTES = 64 * 1024 * 1024;
 
 /**
  * The files of a store's sessions under `root`: where each lives, the append lock
