@@ -36,6 +36,7 @@ export {
   type StoredMessageType,
   decodeFrozenMessage,
   decodeMessage,
+  decodeMessages,
   encodeMessage,
   encodeMessages,
   encodePayloads,

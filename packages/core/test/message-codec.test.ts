@@ -8,7 +8,7 @@ import {
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeFrozenMessage, decodeMessage, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeFrozenMessage, decodeMessage, decodeMessages, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -134,6 +134,24 @@ describe("message codec", () => {
       expect(() => decodeMessage(bad)).toThrow(expect.objectContaining({ code: "CORRUPT_DATA" }));
     }
     expect(MemoriaError.hasCode(catchIt(() => decodeMessage({ type: "tool", data: { content: "x" } })), "CORRUPT_DATA")).toBe(true);
+  });
+
+  it("decodes a read's texts in one call, as decodeMessage does each", () => {
+    const messages = everyKindOfMessage();
+    const stored = [...messages.map((message) => serializeMessage(message)), JSON.stringify(mapChatMessagesToStoredMessages([new HumanMessage("lc")])[0])];
+    const decoded = decodeMessages(stored);
+    expect(decoded.map(fieldsOf)).toEqual(stored.map((text) => fieldsOf(decodeMessage(text))));
+    expect(decoded.map((message) => message.constructor)).toEqual(stored.map((text) => decodeMessage(text).constructor));
+    expect(decodeMessages([])).toEqual([]);
+  });
+
+  it("refuses a read holding anything but JSON text with CORRUPT_DATA, naming what it got", () => {
+    const good = serializeMessage(new HumanMessage("fine"));
+    for (const [bad, named] of [[null, "null"], [{ v: 1, type: "human", data: { content: "x" } }, "object"], [7, "number"], ["{oops", "not valid JSON"]] as const) {
+      const error = catchIt(() => decodeMessages([good, bad]));
+      expect(MemoriaError.hasCode(error, "CORRUPT_DATA")).toBe(true);
+      expect((error as Error).message).toContain(named);
+    }
   });
 
   it("keeps a 1 MB message and unicode intact", () => {

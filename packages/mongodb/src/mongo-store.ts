@@ -26,7 +26,7 @@ import {
   checkTail,
   createKeyFilter,
   createSessionKey,
-  decodeMessage,
+  decodeMessages,
   encodePayloads,
   listLimit,
   loadPeerDependency,
@@ -172,7 +172,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         const base = doc.b ?? 0;
         const from = last === undefined ? base : Math.max(base, doc.n - last);
         const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: doc.n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
-        return rows.map((row) => decodeMessage(row.p));
+        return decodeMessages(rows.map((row) => row.p));
       });
     },
 

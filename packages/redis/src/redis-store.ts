@@ -25,7 +25,7 @@ import {
   checkTail,
   createKeyFilter,
   createSessionKey,
-  decodeMessage,
+  decodeMessages,
   decodeSessionKey,
   encodePayloads,
   encodeSessionKey,
@@ -160,7 +160,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const last = readWindow(readOptions);
       if (last === 0) return [];
       const items = await guarded((r) => (last === undefined ? r.lrange(messages, 0, -1) : r.lrange(messages, -last, -1)));
-      return items.map((item) => decodeMessage(item));
+      return decodeMessages(items);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

@@ -19,7 +19,7 @@ import {
   checkTail,
   createKeyFilter,
   createSessionKey,
-  decodeMessage,
+  decodeMessages,
   encodePayloads,
   encodeSessionKey,
   listLimit,
@@ -113,8 +113,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       if (!isReady) await ready();
       if (last === 0) return [];
       const payloads = last === undefined ? await column(readAll, [id]) : await column(readLast, [id, last]);
-      // map, not a loop over new Array(n): that array stays "holey", slower for every caller to walk.
-      return payloads.map((payload) => decodeMessage(payload));
+      return decodeMessages(payloads);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
