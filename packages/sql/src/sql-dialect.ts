@@ -48,6 +48,12 @@ export interface SqlDialect {
   readonly maxParams: number;
   /** A schema for the lock table when locks live apart from the history (SQLite: an attached, unsynced file). */
   readonly lockSchema?: string;
+  /**
+   * A window of the last n messages is read as a range from the n-th newest sequence
+   * number, in order, rather than newest first with a LIMIT and sorted back. SQLite
+   * runs the range in half the time; PostgreSQL's subplan costs it three times its sort.
+   */
+  readonly windowsByRange?: boolean;
   /** A turn's append is one statement (`one-statement-append.ts`) rather than a transaction of several. */
   readonly appendsInOneStatement?: boolean;
   /** Table kind of the lock table: `"UNLOGGED"` where the engine can skip the WAL (and its flush) for lock rows. */

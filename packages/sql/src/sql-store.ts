@@ -34,6 +34,7 @@ import {
   type RecallIndex,
   withoutScopes,
 } from "@memoria/core";
+import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { acquireTableLock, checkFence } from "./table-lock.js";
@@ -50,14 +51,8 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.lockSchema);
   const ttlMs = ttlOf(options.ttlSeconds);
   const now = dialect.nowMs;
-  const payload = dialect.jsonText("payload");
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
-  // A read goes through the session row: its expiry is checked once, not once per
-  // message (a subquery on the clock was re-evaluated for every row, doubling SQLite's
-  // fetch). Built once: the dialect finds its prepared statement by the text.
-  const owned = `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id WHERE s.id = ? AND ${alive("s.expires_at")}`;
-  const readAll = `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned} ORDER BY m.seq`;
-  const readLast = `SELECT ${payload} AS payload FROM (SELECT m.seq, m.payload FROM ${owned} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`;
+  const reads = readStatements(dialect, t, alive("s.expires_at"));
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
   /** Migrated and open: a read need not wait on `ready()` (an await of a settled promise still costs a tick). */
@@ -112,7 +107,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       const last = readWindow(readOptions);
       if (!isReady) await ready();
       if (last === 0) return [];
-      const payloads = last === undefined ? await column(readAll, [id]) : await column(readLast, [id, last]);
+      const payloads = last === undefined ? await column(reads.all, [id]) : await column(reads.last, reads.lastParams(id, last));
       return decodeMessages(payloads);
     },
 

@@ -218,6 +218,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     maxParams: 32_766,
     lockSchema: LOCK_SCHEMA,
     forUpdate: "",
+    windowsByRange: true,
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>

@@ -31,6 +31,8 @@ export function editsSuite(setup: StoreSuiteSetup): void {
       await editable().append(key, numbered(6));
       expect(await editSession(store(), key, { op: "delete", at: 2 })).toMatchObject({ count: 5, removed: 4, added: 3 });
       expect(transcript(await store().read(key))).toEqual(["human: m0", "human: m1", "human: m3", "human: m4", "human: m5"]);
+      // A window reaching past the edited tail: stores that number messages keep going across the gap the delete left.
+      expect(transcript(await store().read(key, { last: 4 }))).toEqual(["human: m1", "human: m3", "human: m4", "human: m5"]);
       const replacement = everyKindOfMessage()[2] as AIMessage; // an AI message with every field; it makes a tool call, allowed as the last message only
       await editSession(store(), key, { op: "replace", at: 1, message: new AIMessage({ content: "edited ✓", id: "ai-edited", response_metadata: { edited: true } }) });
       await editSession(store(), key, { op: "replace", at: 4, message: replacement });

@@ -1,0 +1,36 @@
+import type { Tables } from "./schema.js";
+import type { SqlDialect } from "./sql-dialect.js";
+
+/** The statements of a history read: the whole session, and its last n messages. */
+export interface ReadStatements {
+  /** Parameter: the session id. */
+  all: string;
+  last: string;
+  lastParams(id: string, last: number): unknown[];
+}
+
+/**
+ * A read goes through the session row (`alive`: its expiry check on `s`), so expiry is
+ * checked once, not once per message (a subquery on the clock was re-evaluated for every
+ * row, doubling SQLite's fetch). Built once: the dialect finds its prepared statement by
+ * the text.
+ */
+export function readStatements(dialect: SqlDialect, t: Tables, alive: string): ReadStatements {
+  const owned = (on = "") => `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id${on} WHERE s.id = ? AND ${alive}`;
+  const all = `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned()} ORDER BY m.seq`;
+  if (dialect.windowsByRange) {
+    // From the n-th newest sequence number, found on the key's index alone (edits leave
+    // gaps, so it is looked up, not computed; sequence numbers start at 0), in order.
+    const nthNewest = `(SELECT seq FROM ${t.messages} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1 OFFSET ?)`;
+    return {
+      all,
+      last: `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned(` AND m.seq >= COALESCE(${nthNewest}, 0)`)} ORDER BY m.seq`,
+      lastParams: (id, last) => [last - 1, id],
+    };
+  }
+  return {
+    all,
+    last: `SELECT ${dialect.jsonText("payload")} AS payload FROM (SELECT m.seq, m.payload FROM ${owned()} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`,
+    lastParams: (id, last) => [id, last],
+  };
+}
