@@ -16,7 +16,6 @@ import {
   type SessionPage,
   type TailReplacement,
   StoreChatMessageHistory,
-  StoreClosedError,
   type FencedWriteOptions,
   StoreUnavailableError,
   type TurnLock,
@@ -29,7 +28,6 @@ import {
   decodeMessages,
   encodePayloads,
   listLimit,
-  loadPeerDependency,
   namedValues,
   readWindow,
   requireFilterField,
@@ -39,54 +37,22 @@ import {
   turnIdOf,
   withoutScopes,
 } from "@memoria/core";
-import type { Db, Filter, MongoClient } from "mongodb";
+import type { Filter } from "mongodb";
 import { infoOf, recentSessions } from "./conversations.js";
 import { sessionDocuments } from "./session-documents.js";
-import { type Collections, type MarkerDoc, type MessageDoc, NO_INFO, type SessionDoc, type StateDoc } from "./documents.js";
+import { NO_INFO, type SessionDoc } from "./documents.js";
 import { sessionLock } from "./session-locks.js";
+import { type MongoStoreOptions, mongoConnection, unavailable } from "./mongo-connection.js";
 
-export interface MongoStoreOptions {
-  /** A connected or unconnected MongoClient; the store does not close it. */
-  client?: MongoClient;
-  /** e.g. `mongodb://127.0.0.1:27017`; used when no `client` is given. */
-  url?: string;
-  /** @default "memoria" */
-  dbName?: string;
-  /** Prefix of the store's collections (`<name>_sessions`, `<name>_messages`, …). @default "memoria" */
-  collectionName?: string;
-  /** Seconds a session lives after its last write; unset, sessions never expire. `prune()` deletes expired ones. */
-  ttlSeconds?: number;
-  /**
-   * How long the driver waits to find the server, and for any answer on a socket,
-   * before the call fails with `STORE_UNAVAILABLE` (a hung or unreachable server).
-   * Used when the store creates the client (from `url`).
-   * @default 10_000
-   */
-  operationTimeoutMs?: number;
-  /**
-   * The lease of the short per-session append lock that orders writes without
-   * transactions; renewed while held, so only a dead writer's lock waits it out.
-   * @default 10_000
-   */
-  appendLockTtlMs?: number;
-}
+export type { MongoStoreOptions } from "./mongo-connection.js";
+
+const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,40}$/;
 
 export interface MongoHistoryStore extends HistoryStore {
   /** Deletes expired sessions with their messages; resolves with how many sessions. */
   prune(): Promise<number>;
   /** Creates the indexes now, instead of on first use. */
   ready(): Promise<void>;
-}
-
-type MongoModule = { MongoClient: new (url: string, options?: object) => MongoClient };
-
-const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,40}$/;
-
-/** An unreachable, hung or closed server as `StoreUnavailableError`, with what a write may have left behind; other errors as they are. */
-function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown {
-  const name = (error as Error)?.name ?? "";
-  if (MemoriaError.isInstance(error) || !/MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoTopologyClosedError|MongoOperationTimeoutError/.test(name)) return error;
-  return new StoreUnavailableError(`MongoDB is unreachable: ${(error as Error).message}.`, { cause: error, outcome });
 }
 
 /**
@@ -103,54 +69,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
   if (!options.client && !options.url) throw new MemoriaError("INVALID_ARGUMENT", "createMongoStore needs a `client` or a `url`.");
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
   const appendLockTtlMs = options.appendLockTtlMs ?? 10_000;
-  const owned = !options.client;
-  let client = options.client;
-  let started: Promise<Db> | undefined;
-  let closed = false;
-
-  function start(): Promise<Db> {
-    if (closed) return Promise.reject(new StoreClosedError("mongodb"));
-    started ??= (async () => {
-      if (!client) {
-        const mongodb = loadPeerDependency<MongoModule>("mongodb", "The MongoDB store", import.meta.url);
-        client = new mongodb.MongoClient(options.url as string, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs });
-      }
-      await client.connect();
-      const db = client.db(options.dbName ?? "memoria");
-      await Promise.all([
-        db.collection(`${base}_messages`).createIndex({ s: 1, q: 1 }, { unique: true }),
-        db.collection(`${base}_sessions`).createIndex({ kf: 1, _id: 1 }),
-        db.collection(`${base}_sessions`).createIndex({ e: 1 }),
-        db.collection(`${base}_sessions`).createIndex({ a: -1, _id: 1 }),
-        db.collection(`${base}_sessions`).createIndex({ kf: 1, a: -1, _id: 1 }),
-        db.collection(`${base}_turns`).createIndex({ s: 1 }),
-        db.collection(`${base}_state`).createIndex({ s: 1 }),
-      ]);
-      return db;
-    })().catch((error: unknown) => {
-      started = undefined; // a failed start is retried by the next call
-      throw unavailable(error);
-    });
-    return started;
-  }
-
-  async function collections(): Promise<Collections> {
-    const db = await start();
-    return {
-      sessions: db.collection<SessionDoc>(`${base}_sessions`),
-      messages: db.collection<MessageDoc>(`${base}_messages`),
-      turns: db.collection<MarkerDoc>(`${base}_turns`),
-      state: db.collection<StateDoc>(`${base}_state`),
-    };
-  }
-
-  async function guarded<T>(body: (c: Collections) => Promise<T>): Promise<T> {
-    try {
-      return await body(await collections());
-    } catch (error) {
-      throw unavailable(error);
-    }
-  }
+  const { collections, guarded, start, close } = mongoConnection(options, base, timeoutMs);
 
   const { created, alive, expiry, withAppendLock, erase, wipe, settle, session } = sessionDocuments(collections, ttlMs, appendLockTtlMs);
 
@@ -384,11 +303,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       });
     },
 
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      if (owned && client) await client.close();
-    },
+    close,
   };
   return store;
 }
