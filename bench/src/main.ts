@@ -13,8 +13,8 @@ import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, sta
 import { formatMs, ratio } from "./measure.js";
 import { privacyCost } from "./privacy-cost.js";
 import { latencyChart, table } from "./report.js";
-import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
-import { latencyBySize } from "./latency.js";
+import type { StoreKind } from "./systems.js";
+import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } from "./latency-processes.js";
 import { latencySections } from "./latency-report.js";
 import { longTermSections } from "./long-term-report.js";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./workloads.js";
@@ -53,7 +53,8 @@ try {
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
   const mongoUrl = process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
-  opened.push(memoryKind(), fileKind(), sqliteKind(), await postgresKind(postgresUrl), redisKind(redisUrl), mongoKind(mongoUrl, Boolean(process.env.MONGODB_URL)));
+  const urls: ServerUrls = { postgres: postgresUrl, redis: redisUrl, mongo: mongoUrl, realMongo: Boolean(process.env.MONGODB_URL) };
+  for (const name of KIND_NAMES) opened.push(await openKind(name, urls));
   kinds.push(...opened.filter((kind) => !storeFilter || storeFilter.includes(kind.name)));
 
   if (only.has("W1")) {
@@ -82,7 +83,11 @@ try {
 
   if (only.has("W2") || only.has("W3")) {
     log("W2/W3: latency against session length");
-    const { points, flatness } = await latencyBySize(kinds, settings, log);
+    const { points, flatness } = await latencyInProcesses(
+      kinds.map((kind) => kind.name),
+      { settings, urls },
+      log,
+    );
     sections.push(...latencySections(points, flatness));
     if (!quick && values.only === undefined) writeFileSync(join(results, "latency.svg"), latencyChart(points));
   }
@@ -137,7 +142,7 @@ try {
     sections.push(...(await longTermSections(settings, log)));
   }
 } finally {
-  await Promise.all(opened.flatMap((k) => [k.memoria.close(), k.langchain?.close(), k.bare?.close()]));
+  await Promise.all(opened.map(closeKind));
   await Promise.all(servers.map((s) => s.stop()));
 }
 
