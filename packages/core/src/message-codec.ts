@@ -219,10 +219,10 @@ export function decodeMessage(stored: unknown): BaseMessage {
 
 /**
  * Decodes a read's stored JSON texts into new messages, in order (an item that is
- * not text is `CORRUPT_DATA`). Parses them all
- * first, then builds the messages: two tight loops run about 15 % faster than one
- * that alternates `JSON.parse` and LangChain's constructors (10,000 messages: 6.1
- * against 7.3 ms), which is most of a whole read's time on a server store.
+ * not text is `CORRUPT_DATA`). Parses them all first, then builds the messages: two
+ * tight loops run about 15 % faster than one that alternates `JSON.parse` and
+ * LangChain's constructors (10,000 messages: 6.1 against 7.1 ms), which is most of
+ * a whole read's time on a server store.
  */
 export function decodeMessages(texts: readonly unknown[]): BaseMessage[] {
   const parsed = texts.map(parseJson);
