@@ -22,7 +22,8 @@ import {
 } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
 import { LocalLeases } from "./local-leases.js";
-import { type EncodedMessage, decodeFrozenMessage, decodeMessage, encodeMessages } from "./message-codec.js";
+import { type EncodedMessage, encodeMessages } from "./message-codec.js";
+import { decodeFrozenMessage, decodeMessage } from "./message-decoding.js";
 import {
   type SessionKey,
   type SessionKeyFilter,

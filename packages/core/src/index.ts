@@ -34,15 +34,13 @@ export {
   CODEC_VERSION,
   type EncodedMessage,
   type StoredMessageType,
-  decodeFrozenMessage,
-  decodeMessage,
-  decodeMessages,
   encodeMessage,
   encodeMessages,
   encodePayloads,
   toStoredText,
   serializeMessage,
 } from "./message-codec.js";
+export { decodeFrozenMessage, decodeMessage, decodeMessages } from "./message-decoding.js";
 export {
   type AppendOptions,
   type AppendResult,
