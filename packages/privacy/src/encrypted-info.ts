@@ -24,7 +24,7 @@ const SEALED_FIELD = "memoria.sealed";
 
 type Plain = { title?: string; metadata?: { [field: string]: JsonValue } };
 
-/** What the encrypted store lends its info calls. */
+/** What the encrypted store lends its info and state calls (encrypted-info.ts, encrypted-state.ts). */
 export interface InfoContext {
   inner: HistoryStore;
   keys: DataKeys;

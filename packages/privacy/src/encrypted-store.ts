@@ -26,48 +26,21 @@ import {
   encodeMessages,
   checkTail,
   encodeSessionKey,
-  namedValues,
   requireFilterField,
-  stateName,
-  stateValue,
   toStoredText,
 } from "@memoria/core";
 import { type DataKey, DataKeys } from "./data-keys.js";
+import { allSealedState, sealedState, setSealedState } from "./encrypted-state.js";
+import type { EncryptionOptions } from "./encryption-options.js";
 import { type InfoContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
-import { type KeyMaterial, KeyRing, type KeySource } from "./key-ring.js";
+import { KeyRing } from "./key-ring.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
-import { openMessages, openRawKey, openState, parseSealedMessage, sealMessage, sealRawKey, sealState, stateDataKeyId } from "./sealed-records.js";
+import { openMessages, openRawKey, parseSealedMessage, sealMessage, sealRawKey } from "./sealed-records.js";
 
-export interface EncryptionOptions {
-  /**
-   * Master keys by id (32 bytes each, as bytes or base64 text), or a function that
-   * fetches a key by id (from a KMS). Keep every key that sealed data not yet
-   * rekeyed; drop a key once `rekey()` reports nothing left under it.
-   */
-  keys: KeySource;
-  /** The key that seals new data keys. */
-  activeKeyId: string;
-  /**
-   * Store session-key values as keyed hashes (HMAC-SHA-256 under `secret`, 32 bytes
-   * or more) instead of raw ids. Lookups and `list` / `delete` by a field keep
-   * working; `list` gives back the raw keys, which are sealed in each session.
-   * The secret cannot be rotated: a new secret names other sessions.
-   */
-  hashIds?: { secret: KeyMaterial };
-  /** How many sessions' data keys stay unwrapped in memory. @default 10_000 */
-  cacheSize?: number;
-  /**
-   * Characters of opened message text kept in memory, so a windowed read opens only
-   * the records it has not opened before (most of a window was read last turn).
-   * The text never leaves the process; 0 turns the cache off. @default 4_000_000
-   */
-  plaintextCache?: number;
-}
-
-const RESERVED_STATE = /^memoria\./;
+export type { EncryptionOptions } from "./encryption-options.js";
 
 /**
  * A store whose messages and state are sealed with AES-256-GCM before they reach
@@ -194,45 +167,17 @@ export class EncryptedStore implements HistoryStore {
     }
   }
 
-  async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
-    const s = this.#stored(key);
-    const value = await this.inner.getState(s.stored, this.#stateName(name));
-    if (value === undefined) return undefined;
-    const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
-    return openState(s.key, s.id, name, sealed, await this.#keys.forRead(s.key, s.stored, dataKeyId));
+  getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
+    return sealedState(this.#info, key, name);
   }
 
   /** Every state value the app set, opened; memoria's own records (the data key) stay inside. */
-  async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-    const s = this.#stored(key);
-    const stored = await this.inner.getAllState!(s.stored);
-    const names = Object.keys(stored).filter((name) => !RESERVED_STATE.test(name));
-    const opened = await Promise.all(
-      names.map(async (name) => {
-        const { dataKeyId, sealed } = stateDataKeyId(s.key, stored[name] as JsonValue);
-        return [name, openState(s.key, s.id, name, sealed, await this.#keys.forRead(s.key, s.stored, dataKeyId))] as const;
-      }),
-    );
-    return namedValues(opened);
+  getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+    return allSealedState(this.#info, key);
   }
 
-  async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
-    const s = this.#stored(key);
-    this.#stateName(name);
-    const checked = stateValue(value);
-    // Under a lock (the caller's, or one taken here), so the data key it seals with is
-    // the session's own even if another process erased and restarted the session.
-    await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
-      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock);
-      await this.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked), { lock });
-    });
-  }
-
-  #stateName(name: string): string {
-    if (RESERVED_STATE.test(stateName(name))) {
-      throw new MemoriaError("INVALID_ARGUMENT", `State names starting with "memoria." are kept for memoria's own use; got ${JSON.stringify(name)}.`);
-    }
-    return name;
+  setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    return setSealedState(this.#info, key, name, value, options);
   }
 
   async clear(key: SessionKey): Promise<void> {

@@ -1,0 +1,27 @@
+import type { KeyMaterial, KeySource } from "./key-ring.js";
+
+export interface EncryptionOptions {
+  /**
+   * Master keys by id (32 bytes each, as bytes or base64 text), or a function that
+   * fetches a key by id (from a KMS). Keep every key that sealed data not yet
+   * rekeyed; drop a key once `rekey()` reports nothing left under it.
+   */
+  keys: KeySource;
+  /** The key that seals new data keys. */
+  activeKeyId: string;
+  /**
+   * Store session-key values as keyed hashes (HMAC-SHA-256 under `secret`, 32 bytes
+   * or more) instead of raw ids. Lookups and `list` / `delete` by a field keep
+   * working; `list` gives back the raw keys, which are sealed in each session.
+   * The secret cannot be rotated: a new secret names other sessions.
+   */
+  hashIds?: { secret: KeyMaterial };
+  /** How many sessions' data keys stay unwrapped in memory. @default 10_000 */
+  cacheSize?: number;
+  /**
+   * Characters of opened message text kept in memory, so a windowed read opens only
+   * the records it has not opened before (most of a window was read last turn).
+   * The text never leaves the process; 0 turns the cache off. @default 4_000_000
+   */
+  plaintextCache?: number;
+}
