@@ -6,7 +6,7 @@
  * type feedback. A store's process holds only its own sessions and code.
  */
 import { fork } from "node:child_process";
-import type { Flatness, LengthPoint } from "./latency.js";
+import type { LatencyResult } from "./latency.js";
 import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import type { Settings } from "./workloads.js";
 
@@ -22,8 +22,6 @@ export interface LatencyJob {
   settings: Settings;
   urls: ServerUrls;
 }
-
-export type LatencyResult = { points: LengthPoint[]; flatness: Flatness[] };
 
 /** The store kinds a run measures, in report order. */
 export const KIND_NAMES = ["in-memory", "file", "sqlite", "postgres", "redis", "mongodb"] as const;

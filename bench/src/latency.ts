@@ -24,6 +24,9 @@ export interface Flatness {
   read: number;
 }
 
+/** W2/W3 figures: one point per store, size and row; flatness per store. */
+export type LatencyResult = { points: LengthPoint[]; flatness: Flatness[] };
+
 interface Settings {
   sizes: number[];
   runs: number;
@@ -71,7 +74,7 @@ function contenders(kind: StoreKind, row: RowKind, turnId: string, readId: strin
  * between a row's samples. Then, per store, memoria's smallest and largest sessions
  * are interleaved with each other alone (flatness).
  */
-export async function latencyBySize(kinds: StoreKind[], settings: Settings, log: (line: string) => void): Promise<{ points: LengthPoint[]; flatness: Flatness[] }> {
+export async function latencyBySize(kinds: StoreKind[], settings: Settings, log: (line: string) => void): Promise<LatencyResult> {
   const points: LengthPoint[] = [];
   const flatness: Flatness[] = [];
   for (const kind of kinds) {
