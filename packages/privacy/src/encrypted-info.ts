@@ -25,7 +25,7 @@ const SEALED_FIELD = "memoria.sealed";
 type Plain = { title?: string; metadata?: { [field: string]: JsonValue } };
 
 /** What the encrypted store lends its info and state calls (encrypted-info.ts, encrypted-state.ts). */
-export interface InfoContext {
+export interface SealingContext {
   inner: HistoryStore;
   keys: DataKeys;
   stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string };
@@ -34,7 +34,7 @@ export interface InfoContext {
 }
 
 /** The inner store's info with the title and metadata opened; a title or metadata stored in the clear is an `IntegrityError`. */
-async function openInfo(ctx: InfoContext, key: SessionKey, stored: SessionKey, info: SessionInfo): Promise<SessionInfo & Plain> {
+async function openInfo(ctx: SealingContext, key: SessionKey, stored: SessionKey, info: SessionInfo): Promise<SessionInfo & Plain> {
   const out: SessionInfo = { key, createdAt: info.createdAt, lastActiveAt: info.lastActiveAt, messageCount: info.messageCount };
   const sealed = info.metadata?.[SEALED_FIELD];
   if (info.title !== undefined || (info.metadata !== undefined && (sealed === undefined || Object.keys(info.metadata).length !== 1))) {
@@ -49,7 +49,7 @@ async function openInfo(ctx: InfoContext, key: SessionKey, stored: SessionKey, i
   return out;
 }
 
-export async function sealedInfo(ctx: InfoContext, key: SessionKey): Promise<SessionInfo | undefined> {
+export async function sealedInfo(ctx: SealingContext, key: SessionKey): Promise<SessionInfo | undefined> {
   const s = ctx.stored(key);
   const info = await ctx.inner.info!(s.stored);
   return info && openInfo(ctx, s.key, s.stored, info);
@@ -60,7 +60,7 @@ export async function sealedInfo(ctx: InfoContext, key: SessionKey): Promise<Ses
  * is a read, change and write of both: under the session's lock (the caller's, or
  * one taken here), so two patches never lose each other's change.
  */
-export async function setSealedInfo(ctx: InfoContext, key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+export async function setSealedInfo(ctx: SealingContext, key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
   const s = ctx.stored(key);
   const checked = checkInfoPatch(patch);
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
@@ -78,7 +78,7 @@ export async function setSealedInfo(ctx: InfoContext, key: SessionKey, patch: In
 }
 
 /** `filter` is as stored (hashed where ids are). */
-export async function recentSealed(ctx: InfoContext, filter: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
+export async function recentSealed(ctx: SealingContext, filter: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
   const page = await ctx.inner.recent!(filter, options);
   const sessions = await Promise.all(page.sessions.map(async (info) => openInfo(ctx, await ctx.rawKey(info.key), info.key, info)));
   return { ...page, sessions };

@@ -1,5 +1,5 @@
 import { type FencedWriteOptions, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, stateValue } from "@memoria/core";
-import type { InfoContext } from "./encrypted-info.js";
+import type { SealingContext } from "./encrypted-info.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 
 /* A session's state values under encryption: each sealed with the session's data key, bound to its name. */
@@ -7,7 +7,7 @@ import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 /** State names memoria keeps for its own records (a session's data key, its sealed info). */
 const RESERVED_STATE = /^memoria\./;
 
-export async function sealedState(ctx: InfoContext, key: SessionKey, name: string): Promise<JsonValue | undefined> {
+export async function sealedState(ctx: SealingContext, key: SessionKey, name: string): Promise<JsonValue | undefined> {
   const s = ctx.stored(key);
   const value = await ctx.inner.getState(s.stored, appStateName(name));
   if (value === undefined) return undefined;
@@ -16,7 +16,7 @@ export async function sealedState(ctx: InfoContext, key: SessionKey, name: strin
 }
 
 /** Every state value the app set, opened; memoria's own records stay inside. */
-export async function allSealedState(ctx: InfoContext, key: SessionKey): Promise<Record<string, JsonValue>> {
+export async function allSealedState(ctx: SealingContext, key: SessionKey): Promise<Record<string, JsonValue>> {
   const s = ctx.stored(key);
   const stored = await ctx.inner.getAllState!(s.stored);
   const names = Object.keys(stored).filter((name) => !RESERVED_STATE.test(name));
@@ -29,7 +29,7 @@ export async function allSealedState(ctx: InfoContext, key: SessionKey): Promise
   return namedValues(opened);
 }
 
-export async function setSealedState(ctx: InfoContext, key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+export async function setSealedState(ctx: SealingContext, key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
   const s = ctx.stored(key);
   appStateName(name);
   const checked = stateValue(value);

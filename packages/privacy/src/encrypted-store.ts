@@ -32,7 +32,7 @@ import {
 import { type DataKey, DataKeys } from "./data-keys.js";
 import { allSealedState, sealedState, setSealedState } from "./encrypted-state.js";
 import type { EncryptionOptions } from "./encryption-options.js";
-import { type InfoContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
+import { type SealingContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
@@ -54,7 +54,7 @@ export class EncryptedStore implements HistoryStore {
   readonly #hasher?: KeyHasher;
   readonly #queue = new SessionLocks();
   readonly #opened: OpenedRecords;
-  readonly #info: InfoContext;
+  readonly #info: SealingContext;
 
   constructor(
     readonly inner: HistoryStore,
