@@ -1,12 +1,15 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
 import { MemoriaError, type MemoryStrategy } from "@memoria/core";
+import { isMemoryMessage, memoryMessage } from "./memory-block.js";
 import { textOf } from "./summarizer.js";
 
 /**
  * Several strategies as one: each loads in turn and their messages are joined in
  * the order given, with the leading system messages (what facts, profiles and
  * recall add) merged into one, since some providers accept only one system
- * message. After a save, each strategy's `afterSave` runs, in order.
+ * message; memory blocks placed in a user message (`placement: "user"`) are merged
+ * into one user message after it. After a save, each strategy's `afterSave` runs,
+ * in order.
  *
  * ```ts
  * memory: combineMemory(workingMemory({ model, scope: ["userId"] }), factMemory({ model, scope: ["userId"] }), windowMemory({ k: 4 }))
@@ -20,14 +23,17 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
     readonly: strategies.every((strategy) => strategy.readonly),
     async load(context) {
       const system: string[] = [];
+      const user: string[] = [];
       const rest: BaseMessage[] = [];
       for (const strategy of strategies) {
         for (const message of await strategy.load(context)) {
           if (rest.length === 0 && message.getType() === "system") system.push(textOf(message));
+          else if (isMemoryMessage(message) && message.getType() === "human") user.push(textOf(message));
           else rest.push(message);
         }
       }
-      return system.length ? [new SystemMessage(system.join("\n\n")), ...rest] : rest;
+      const merged = (texts: string[], make: (text: string) => BaseMessage) => (texts.length ? [make(texts.join("\n\n"))] : []);
+      return [...merged(system, (text) => new SystemMessage(text)), ...merged(user, (text) => memoryMessage(text, "user")), ...rest];
     },
     async idle() {
       await Promise.all(strategies.map((strategy) => (strategy as { idle?: () => Promise<void> }).idle?.()));

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { ask, contextMessage, linesOf, mentions, textOfMessages, unprocessed } from "./extraction.js";
+import { quoteItem } from "./memory-block.js";
 import type { SummaryModel } from "./summarizer.js";
 import { readLastTurns } from "./turn-window.js";
 
@@ -77,8 +78,8 @@ export function entityMemory(options: EntityMemoryOptions): MemoryStrategy {
     name: `entity(k=${options.k ?? 3})`,
     async load(context) {
       const { entities, recent } = await loadEntities(context, options);
-      const lines = Object.entries(entities).map(([entity, summary]) => `${entity}: ${summary}`);
-      return [...contextMessage("What is known about what this message mentions:", lines), ...recent];
+      const lines = Object.entries(entities).map(([entity, summary]) => quoteItem(`${entity}: ${summary}`));
+      return [...contextMessage("entities", "What is known about what this message mentions", lines), ...recent];
     },
     async afterSave(context) {
       await catchUp(context, options);

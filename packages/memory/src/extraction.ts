@@ -1,5 +1,6 @@
-import { type BaseMessage, SystemMessage, getBufferString } from "@langchain/core/messages";
+import { type BaseMessage, getBufferString } from "@langchain/core/messages";
 import type { MemoryLoadContext } from "@memoria/core";
+import { type MemoryKind, memoryBlock, memoryMessage } from "./memory-block.js";
 import type { SummaryModel } from "./summarizer.js";
 
 /** The model's answer as text. */
@@ -34,6 +35,7 @@ export async function unprocessed(context: MemoryLoadContext, processed: number,
   return { messages: await context.read({ last: Math.min(total - processed, limit) }), total };
 }
 
-export function contextMessage(title: string, lines: string[]): BaseMessage[] {
-  return lines.length ? [new SystemMessage(`${title}\n${lines.map((line) => `- ${line}`).join("\n")}`)] : [];
+/** Stored items (each already quoted) as a list in a memory block, or nothing when there are none. */
+export function contextMessage(kind: MemoryKind, label: string, items: readonly string[]): BaseMessage[] {
+  return items.length ? [memoryMessage(memoryBlock(kind, label, items.map((item) => `- ${item}`).join("\n")))] : [];
 }

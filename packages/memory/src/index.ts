@@ -46,3 +46,14 @@ export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, w
 export { type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
 export { exactIndex, topK } from "./long-term/exact-index.js";
 export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";
+export {
+  type MemoryKind,
+  type MemoryPlacement,
+  isMemoryMessage,
+  memoryBlock,
+  memoryMessage,
+  quoteItem,
+  quoteLine,
+  quoteMessages,
+  quoteText,
+} from "./memory-block.js";

@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { ask, contextMessage, linesOf, mentions, textOfMessages, unprocessed } from "./extraction.js";
+import { quoteItem } from "./memory-block.js";
 import type { SummaryModel } from "./summarizer.js";
 import { readLastTurns } from "./turn-window.js";
 
@@ -67,7 +68,7 @@ export function knowledgeGraphMemory(options: KnowledgeGraphMemoryOptions): Memo
     name: `knowledge-graph(k=${options.k ?? 2})`,
     async load(context) {
       const { triples, recent } = await loadTriples(context, options);
-      return [...contextMessage("Known facts about what this message mentions:", triples.map((t) => t.join(" "))), ...recent];
+      return [...contextMessage("knowledge", "Known facts about what this message mentions", triples.map((t) => quoteItem(t.join(" ")))), ...recent];
     },
     async afterSave(context) {
       await catchUp(context, options);

@@ -1,4 +1,5 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { memoryBlock, memoryMessage, quoteText } from "./memory-block.js";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { type SummaryModel, extendSummary } from "./summarizer.js";
 import { type SummaryState, compact, readSummary, writeSummary } from "./summary-state.js";
@@ -10,7 +11,12 @@ export interface SummaryMemoryOptions {
   prompt?: string;
   /** @default "summary" */
   stateName?: string;
-  /** How the summary is put in the prompt. @default "Summary of the conversation so far:\n" */
+  /**
+   * Text put before the summary, in place of the memory block it is shown in by
+   * default (`<memory kind="summary">…</memory>`, its lines quoted): the summary is
+   * then shown as it is, undelimited.
+   * @default the memory block
+   */
   preamble?: string;
   /**
    * Remove folded messages from the store (it must support `trim`), for users who
@@ -38,8 +44,10 @@ export async function foldAll(context: MemoryLoadContext, model: SummaryModel, n
   return next;
 }
 
-export function summaryMessage(summary: string, preamble = "Summary of the conversation so far:\n"): BaseMessage[] {
-  return summary ? [new SystemMessage(`${preamble}${summary}`)] : [];
+export function summaryMessage(summary: string, preamble?: string): BaseMessage[] {
+  if (!summary) return [];
+  if (preamble !== undefined) return [new SystemMessage(`${preamble}${summary}`)];
+  return [memoryMessage(memoryBlock("summary", "Summary of the conversation so far", quoteText(summary)))];
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallIndex, encodeSessionKey } from "@memoria/core";
 import { contextMessage, linesOf, textOfMessages, unprocessed } from "./extraction.js";
+import { quoteMessages } from "./memory-block.js";
 import { defaultIndex } from "./long-term/default-index.js";
 import { readLastTurns } from "./turn-window.js";
 
@@ -73,8 +74,8 @@ export function vectorRecallMemory(options: VectorRecallMemoryOptions): MemorySt
       if (hits.length === 0) return recent;
       const from = hits[0]?.position as number;
       const older = await context.read({ last: total - from });
-      const lines = hits.map((hit) => linesOf([older[hit.position - from] as (typeof older)[number]]));
-      return [...contextMessage("Earlier in this conversation:", lines), ...recent];
+      const lines = hits.map((hit) => quoteMessages([older[hit.position - from] as (typeof older)[number]]));
+      return [...contextMessage("recall", "Earlier in this conversation", lines), ...recent];
     },
     async afterSave(context) {
       await catchUp(context);

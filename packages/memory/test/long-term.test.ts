@@ -2,7 +2,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, RunnableWithMessageHistory, SCOPE_FIELD } from "@memoria/core";
 import { describe, expect, it } from "vitest";
-import { combineMemory, factMemory, windowMemory, workingMemory } from "../src/index.js";
+import { combineMemory, factMemory, memoryBlock, windowMemory, workingMemory } from "../src/index.js";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 
 function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>, chat = recordingChat()) {
@@ -158,7 +158,7 @@ describe.each(STORES)("workingMemory on %s", (_, makeStore) => {
     await profile.idle();
     expect(await profile.profile(store, { userId: "ada" })).toBe("Ada lives in Paris\nthe user is named Ada");
     await say("ada", "c3", "What do you know about me?");
-    expect(chat.lastSystem()).toBe("What you know about the user (working memory):\nAda lives in Paris\nthe user is named Ada");
+    expect(chat.lastSystem()).toBe(memoryBlock("profile", "What you know about the user (working memory)", "Ada lives in Paris\nthe user is named Ada"));
     expect(await profile.profile(store, { userId: "bob" })).toBeUndefined();
     await close();
   });

@@ -2,7 +2,7 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langc
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type RecallIndex, RunnableWithMessageHistory, memoryContext } from "@memoria/core";
 import { describe, expect, it } from "vitest";
-import { HashingEmbeddings, entityMemory, knowledgeGraphMemory, vectorRecallMemory } from "../src/index.js";
+import { HashingEmbeddings, entityMemory, knowledgeGraphMemory, memoryBlock, vectorRecallMemory } from "../src/index.js";
 import { STORES } from "./helpers.js";
 
 /**
@@ -51,7 +51,7 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     }
     const last = prompts[prompts.length - 1]!;
     expect(last[0]).toBeInstanceOf(SystemMessage);
-    expect(last[0]!.content).toBe("What is known about what this message mentions:\n- Ada: Ada works at Babbage Labs");
+    expect(last[0]!.content).toBe(memoryBlock("entities", "What is known about what this message mentions", "- Ada: Ada works at Babbage Labs"));
     expect(String(last[0]!.content)).not.toContain("Grace");
     const state = (await store.getState(config.configurable, "entities")) as { entities: Record<string, string> };
     expect(Object.keys(state.entities).sort()).toEqual(["Ada", "Arlington", "Babbage", "Grace", "Labs"]);
@@ -80,7 +80,7 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: knowledgeGraphMemory({ model: extract, k: 0 }) });
     const config = { configurable: { sessionId: "kg" } };
     for (const text of ["Ada likes tea", "Grace lives in Arlington", "Ada likes tea", "What does Ada like?"]) await chain.invoke([new HumanMessage(text)], config);
-    expect(prompts[3]![0]!.content).toBe("Known facts about what this message mentions:\n- Ada likes tea");
+    expect(prompts[3]![0]!.content).toBe(memoryBlock("knowledge", "Known facts about what this message mentions", "- Ada likes tea"));
     const state = (await store.getState(config.configurable, "knowledge-graph")) as { triples: string[][] };
     expect(state.triples).toEqual([["Ada", "likes", "tea"], ["Grace", "lives in", "Arlington"]]);
     await store.close();
@@ -96,7 +96,7 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     for (const text of topics) await chain.invoke([new HumanMessage(text)], config);
     await chain.invoke([new HumanMessage("which islands were the stamps from?")], config);
     const prompt = prompts[prompts.length - 1]!;
-    expect(prompt[0]!.content).toBe("Earlier in this conversation:\n- Human: I collect stamps from small islands");
+    expect(prompt[0]!.content).toBe(memoryBlock("recall", "Earlier in this conversation", "- Human: I collect stamps from small islands"));
     const windowLines = prompt.slice(1).map((m) => String(m.content));
     expect(windowLines).toEqual(["I bake sourdough on Sundays", "noted", "the train was late again", "noted", "which islands were the stamps from?"]);
     expect(await store.getState(config.configurable, "vectors")).toEqual({ processed: 14 }); // the vectors are in the recall index, not the state

@@ -4,6 +4,7 @@ import { RunnableWithMessageHistory, editSession, memoryContext } from "@memoria
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
+  memoryBlock,
   bufferMemory,
   readOnlyMemory,
   summaryBufferMemory,
@@ -71,7 +72,7 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
     ]);
     const last = prompts[2]!;
     expect(last[0]).toBeInstanceOf(SystemMessage);
-    expect(last[0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
+    expect(last[0]!.content).toBe(memoryBlock("summary", "Summary of the conversation so far", "Alpha reply Bravo reply"));
     expect(last).toHaveLength(2);
     expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Alpha reply Bravo reply Charlie reply", folded: 6, trimmed: 0 });
     await store.close();
@@ -123,7 +124,7 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
       const summary = history[0] instanceof SystemMessage ? [history[0]] : [];
       const buffer = history.slice(summary.length);
       expect(await count(buffer)).toBeLessThanOrEqual(200);
-      expect(await count(summary)).toBeLessThanOrEqual(60 + 20); // the budget plus the preamble
+      expect(await count(summary)).toBeLessThanOrEqual(60 + 35); // the budget plus the memory block's tags and label
       if (buffer.length) expect(buffer[0]!.getType()).toBe("human");
     }
     // Every folded line went to the model exactly once, oldest first.
@@ -180,7 +181,7 @@ describe.each(STORES)("compaction on %s", (_, makeStore) => {
     const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: summaryMemory({ model: summarizer, compact: true }) });
     for (const text of ["Alpha one", "Bravo two", "Charlie three"]) await chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "sc" } });
     expect(await store.count({ sessionId: "sc" })).toBe(0);
-    expect(prompts[2]![0]!.content).toBe("Summary of the conversation so far:\nAlpha reply Bravo reply");
+    expect(prompts[2]![0]!.content).toBe(memoryBlock("summary", "Summary of the conversation so far", "Alpha reply Bravo reply"));
     await store.close();
   });
 });

@@ -1,6 +1,7 @@
-import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
 import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type SessionKeyFilter, checkScopeFields } from "@memoria/core";
 import { ask, linesOf, textOfMessages } from "../extraction.js";
+import { type MemoryPlacement, checkPlacement, memoryMessage } from "../memory-block.js";
 import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";
 import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain } from "./facts.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
@@ -45,6 +46,8 @@ export interface FactMemoryOptions {
   prompt?: string;
   /** @default 20 */
   batchSize?: number;
+  /** Where the memory block goes: a system message, or a user message of its own. @default "system" */
+  placement?: MemoryPlacement;
 }
 
 export interface FactMemory extends MemoryStrategy {
@@ -66,6 +69,7 @@ export interface FactMemory extends MemoryStrategy {
  */
 export function factMemory(options: FactMemoryOptions): FactMemory {
   const fields = checkScopeFields(options.scope, "factMemory");
+  const placement = checkPlacement(options.placement, "factMemory");
   const maxFacts = options.maxFacts ?? 30;
   const pastFacts = options.pastFacts ?? 5;
   if (!Number.isInteger(maxFacts) || maxFacts < 1) throw new MemoriaError("INVALID_ARGUMENT", `factMemory: maxFacts must be a whole number >= 1, got ${maxFacts}.`);
@@ -108,7 +112,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
     name: `facts(scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { current, past } = await relevant(context);
-      return current.length ? [new SystemMessage(renderFacts(current, past))] : [];
+      return current.length ? [memoryMessage(renderFacts(current, past), placement)] : [];
     },
     relevant,
     afterSaveUnlocked: true, // it only hands the turn to the background

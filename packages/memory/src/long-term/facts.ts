@@ -1,3 +1,5 @@
+import { memoryBlock, quoteItem } from "../memory-block.js";
+
 /**
  * A fact about a subject, with where it came from and the time it held: `until`
  * is set once a later fact contradicted it (and `replacedBy` names that fact).
@@ -81,9 +83,9 @@ export function retain(data: FactsData, cutoff: number | undefined): FactsData {
 
 /** The facts as the prompt shows them: what holds, then (dated) what no longer does. */
 export function renderFacts(current: readonly Fact[], past: readonly Fact[]): string {
-  const lines = ["Long-term memory, facts learned in earlier conversations:", ...current.map((fact) => `- ${fact.statement} (since ${fact.since.slice(0, 10)})`)];
+  const lines = current.map((fact) => `- ${quoteItem(fact.statement)} (since ${fact.since.slice(0, 10)})`);
   if (past.length > 0) {
-    lines.push("No longer true:", ...past.map((fact) => `- ${fact.statement} (until ${(fact.until ?? "").slice(0, 10)})`));
+    lines.push("No longer true:", ...past.map((fact) => `- ${quoteItem(fact.statement)} (until ${(fact.until ?? "").slice(0, 10)})`));
   }
-  return lines.join("\n");
+  return memoryBlock("facts", "Long-term memory: facts learned in earlier conversations", lines.join("\n"));
 }

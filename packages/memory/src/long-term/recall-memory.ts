@@ -1,5 +1,5 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
-import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
 import {
   type HistoryStore,
   MemoriaError,
@@ -14,6 +14,7 @@ import {
   scopeKeyOf,
 } from "@memoria/core";
 import { linesOf, textOfMessages } from "../extraction.js";
+import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
 import { defaultIndex } from "./default-index.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
@@ -43,6 +44,8 @@ export interface RecallMemoryOptions {
   stateName?: string;
   /** @default 50 */
   batchSize?: number;
+  /** Where the memory block goes: a system message, or a user message of its own. @default "system" */
+  placement?: MemoryPlacement;
 }
 
 export interface RecallMemory extends MemoryStrategy {
@@ -69,6 +72,7 @@ interface Passage {
  */
 export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   const fields = checkScopeFields(options.scope, "recallMemory");
+  const placement = checkPlacement(options.placement, "recallMemory");
   const k = options.k ?? 4;
   const before = options.range?.before ?? 1;
   const after = options.range?.after ?? 1;
@@ -127,7 +131,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       .filter(([field]) => !fields?.includes(field))
       .map(([field, value]) => `${field} ${value}`)
       .join(", ");
-    return `From the conversation ${where || passage.session} on ${new Date(passage.at).toISOString().slice(0, 10)}:\n${linesOf(messages)}`;
+    return `${quoteLine(`From the conversation ${where || passage.session} on ${new Date(passage.at).toISOString().slice(0, 10)}:`)}\n${quoteMessages(messages)}`;
   }
 
   return {
@@ -143,7 +147,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       const recentFrom = found.some((hit) => hit.session === here) ? (await context.count()) - skipRecent : Number.POSITIVE_INFINITY;
       const hits = found.filter((hit) => !(hit.session === here && hit.position >= recentFrom)).slice(0, k);
       const excerpts = (await Promise.all(passages(hits).map((passage) => excerpt(store, passage)))).filter((text): text is string => text !== undefined);
-      return excerpts.length ? [new SystemMessage(`Recalled from earlier conversations:\n\n${excerpts.join("\n\n")}`)] : [];
+      return excerpts.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", excerpts.join("\n\n")), placement)] : [];
     },
     afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {

@@ -1,6 +1,7 @@
-import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
 import { type HistoryStore, type JsonValue, type MemoryStrategy, type SessionKeyFilter, checkScopeFields, toJsonValue } from "@memoria/core";
 import { linesOf } from "../extraction.js";
+import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteText } from "../memory-block.js";
 import { textOf } from "../summarizer.js";
 import { type ExtractionModel, askForJson, canStructure } from "./fact-extraction.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
@@ -38,6 +39,8 @@ export interface WorkingMemoryOptions {
   prompt?: string;
   /** @default 20 */
   batchSize?: number;
+  /** Where the memory block goes: a system message, or a user message of its own. @default "system" */
+  placement?: MemoryPlacement;
 }
 
 interface ProfileData {
@@ -62,6 +65,7 @@ function shown(profile: JsonValue): string {
  */
 export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
   const fields = checkScopeFields(options.scope, "workingMemory");
+  const placement = checkPlacement(options.placement, "workingMemory");
   const schema = options.schema;
   const structured = schema !== undefined && canStructure(options.model);
   const format = schema ? JSON_FORMAT.replace("{schema}", JSON.stringify(schema)) : TEXT_FORMAT;
@@ -95,7 +99,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
       const work = registry.for(context.store, "workingMemory");
       const data = fresh(await work.data(work.scopeOf(context.sessionKey)), Date.now());
       if (!data || data.profile === "" || data.profile === null) return [];
-      return [new SystemMessage(`What you know about the user (working memory):\n${shown(data.profile)}`)];
+      return [memoryMessage(memoryBlock("profile", "What you know about the user (working memory)", quoteText(shown(data.profile))), placement)];
     },
     afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
