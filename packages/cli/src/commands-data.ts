@@ -10,7 +10,7 @@ import { type LangChainLayout, langChainSessions } from "./langchain-sources.js"
 import { migrate } from "./migrate.js";
 import { parseFilter, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
-import { type SessionSnapshot, readSnapshot, writeSnapshot } from "./snapshot.js";
+import { type SessionSnapshot, checkSnapshot, readSnapshot, writeSnapshot } from "./snapshot.js";
 import { withStore } from "./with-store.js";
 
 const LAYOUTS = ["memoria", "langchain-redis", "langchain-postgres", "langchain-file"] as const;
@@ -63,13 +63,16 @@ export function dataCommands(program: Command): void {
     .action(async (source: string, options) => {
       const layout = options.from ?? inferLayout(source);
       if (!LAYOUTS.includes(layout)) throw new UsageError(`--from must be one of ${LAYOUTS.join(", ")}, got ${JSON.stringify(layout)}.`);
-      const snapshots: AsyncIterable<SessionSnapshot> =
+      const snapshots = (): AsyncIterable<SessionSnapshot> =>
         layout === "memoria" ? readExport(source) : langChainSessions(layout as LangChainLayout, source, { pattern: options.pattern, stripPrefix: options.stripPrefix, table: options.table });
       await withStore(options.store, async ({ store }) => {
+        // All or nothing: the whole source is read and checked against the store
+        // before the first write, so a bad line anywhere leaves the store as it was.
+        for await (const snapshot of snapshots()) await checkSnapshot(store, snapshot);
         let sessions = 0;
         let seen = 0;
         let appended = 0;
-        for await (const snapshot of snapshots) {
+        for await (const snapshot of snapshots()) {
           appended += await writeSnapshot(store, snapshot);
           seen += snapshot.messages.length;
           sessions++;

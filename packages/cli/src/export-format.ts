@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { CODEC_VERSION, type EncodedMessage, type JsonValue, createSessionKey } from "@memoria/core";
+import { CODEC_VERSION, type EncodedMessage, type JsonValue, createSessionKey, decodeMessage, encodeMessage, stateName, stateValue } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
 import type { SessionSnapshot } from "./snapshot.js";
 
@@ -41,6 +41,15 @@ export function* snapshotLines(snapshot: SessionSnapshot): Generator<string> {
   for (const message of messages) yield JSON.stringify({ message });
 }
 
+/** Runs `check` on what line `number` holds; its failure becomes a `UsageError` naming the line. */
+function atLine<T>(path: string, number: number, what: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    throw new UsageError(`${path}:${number} holds an invalid ${what}: ${(error as Error).message}`);
+  }
+}
+
 /** Reads an export back, a session at a time; a line that is not one of its records is a `UsageError` naming the line. */
 export async function* readExport(path: string): AsyncGenerator<SessionSnapshot> {
   const lines = createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Number.POSITIVE_INFINITY });
@@ -72,9 +81,18 @@ export async function* readExport(path: string): AsyncGenerator<SessionSnapshot>
       const done = finish();
       if (done) yield done;
       const { session, messages, ...rest } = record as SessionLine;
-      current = { ...rest, key: createSessionKey(session), state: rest.state ?? {}, messages: [], expected: messages ?? 0 };
+      const key = atLine(path, number, "session key", () => createSessionKey(session));
+      atLine(path, number, "state", () => {
+        for (const [name, value] of Object.entries(rest.state ?? {})) {
+          stateName(name);
+          stateValue(value);
+        }
+      });
+      current = { ...rest, key, state: rest.state ?? {}, messages: [], expected: messages ?? 0 };
     } else if (record.message && current) {
-      current.messages.push(record.message);
+      const message = record.message;
+      atLine(path, number, "message", () => encodeMessage(decodeMessage(message), current?.messages.length ?? 0)); // as a store would take it
+      current.messages.push(message);
     } else {
       throw new UsageError(`${path}:${number} is neither a session nor a message line.`);
     }

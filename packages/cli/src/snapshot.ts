@@ -41,6 +41,35 @@ export class CopyConflictError extends Error {
 }
 
 /**
+ * How many of the snapshot's messages `target` holds already: its session must
+ * hold a prefix of them (compared message by message), else `CopyConflictError`.
+ */
+async function storedPrefix(target: HistoryStore, snapshot: SessionSnapshot): Promise<number> {
+  const { key, messages } = snapshot;
+  const have = await target.count(key);
+  if (have > messages.length) {
+    throw new CopyConflictError(`the target's session ${JSON.stringify(key)} holds ${have} messages, more than the ${messages.length} being copied`);
+  }
+  if (have === 0) return 0;
+  const existing = await target.read(key);
+  for (let i = 0; i < existing.length; i++) {
+    if (messageText(encodeMessage(existing[i] as never, i)) !== messageText(messages[i] as EncodedMessage)) {
+      throw new CopyConflictError(`the target's session ${JSON.stringify(key)} differs from the source at message ${i + 1}; copy into an empty store`);
+    }
+  }
+  return existing.length;
+}
+
+/**
+ * Refuses, without writing, a snapshot that {@link writeSnapshot} would find in
+ * conflict with the target's session. An import checks every session of a file
+ * this way before it writes any.
+ */
+export async function checkSnapshot(target: HistoryStore, snapshot: SessionSnapshot): Promise<void> {
+  await storedPrefix(target, snapshot);
+}
+
+/**
  * Writes a snapshot into `target` so that running it again, after an interruption
  * or to completion, never stores a message twice: the target's messages must be a
  * prefix of the snapshot's (checked message by message), and only the rest is
@@ -50,19 +79,7 @@ export class CopyConflictError extends Error {
  */
 export async function writeSnapshot(target: HistoryStore, snapshot: SessionSnapshot, chunkSize = 500): Promise<number> {
   const { key, messages } = snapshot;
-  let have = await target.count(key);
-  if (have > messages.length) {
-    throw new CopyConflictError(`the target's session ${JSON.stringify(key)} holds ${have} messages, more than the ${messages.length} being copied`);
-  }
-  if (have > 0) {
-    const existing = await target.read(key);
-    have = existing.length;
-    for (let i = 0; i < have; i++) {
-      if (messageText(encodeMessage(existing[i] as never, i)) !== messageText(messages[i] as EncodedMessage)) {
-        throw new CopyConflictError(`the target's session ${JSON.stringify(key)} differs from the source at message ${i + 1}; copy into an empty store`);
-      }
-    }
-  }
+  const have = await storedPrefix(target, snapshot);
   let appended = 0;
   for (let from = have; from < messages.length; from += chunkSize) {
     const chunk = messages.slice(from, from + chunkSize);

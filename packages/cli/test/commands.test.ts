@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
@@ -110,6 +110,46 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     try {
       expect(await store.getState({ userId: "ada", conversationId: "c1" }, "summary")).toEqual({ text: "Ada asked about the weather" });
       expect(await store.info!({ userId: "ada", conversationId: "c1" })).toMatchObject({ title: "Weather in Paris", metadata: { pinned: true } });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("import is all or nothing per file: a bad line anywhere leaves the target as it was, and names the line", async () => {
+    const file = join(dir, `${tag()}.jsonl`);
+    expect((await memoria(["export", "--store", url, "--out", file])).code).toBe(0);
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    const target = freshUrl();
+    const { store } = await openStore(target, { create: true });
+    const kept = { userId: "ada", conversationId: "c1" };
+    try {
+      await store.append(kept, [new HumanMessage("What is the weather in Paris?")]); // a prefix of the file's c1: importable
+      const last = lines.length;
+      const broken: [string, number, string][] = [
+        ["not JSON", 3, "{not json"],
+        ["a message the codec refuses", last, JSON.stringify({ message: { type: "human", data: { content: 42 } } })],
+        ["a session key with a control character", 2, JSON.stringify({ session: { userId: "a\u0001" }, state: {}, messages: 0 })],
+        ["a state name a store refuses", 2, JSON.stringify({ ...JSON.parse(lines[1] as string), state: { "9lives": 1 } })],
+      ];
+      for (const [what, line, text] of broken) {
+        const bad = join(dir, `${tag()}.jsonl`);
+        writeFileSync(bad, [...lines.slice(0, line - 1), text, ...lines.slice(line)].join("\n"));
+        const result = await memoria(["import", bad, "--store", target]);
+        expect(result.code, `${what}: ${result.stderr}`).toBe(2);
+        expect(result.stderr, what).toContain(`${bad}:${line} `);
+        expect((await store.list()).sessions, what).toEqual([kept]);
+        expect(await store.count(kept), what).toBe(1);
+      }
+      // A conflict with what the target holds is found before anything is written, too.
+      await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("Someone else")]);
+      const conflict = await memoria(["import", file, "--store", target]);
+      expect(conflict.code).toBe(1);
+      expect(conflict.stderr).toMatch(/differs from the source at message 1/);
+      expect(await store.count(kept)).toBe(1);
+      await store.clear({ userId: "bob", conversationId: "c1" });
+      // The file as it is imports, adding only what the interrupted copy lacked.
+      const imported = await memoria(["import", file, "--store", target]);
+      expect(imported.stdout).toBe("imported 3 sessions: 6 messages appended, 1 already there\n");
     } finally {
       await store.close();
     }
