@@ -26,6 +26,7 @@ import {
   encodeMessages,
   checkTail,
   encodeSessionKey,
+  everySession,
   requireFilterField,
   toStoredText,
 } from "@memoria/core";
@@ -277,16 +278,16 @@ export class EncryptedStore implements HistoryStore {
   }
 
   /**
-   * Rewraps every session's data key that is not under the active master key, one
-   * session at a time under its turn lock. Safe to stop and run again: sessions done
-   * are skipped. Once a run completes, older master keys can be dropped.
+   * Rewraps every data key that is not under the active master key (sessions' and
+   * scope records', so long-term memory too), one session at a time under its turn
+   * lock. Safe to stop and run again: sessions done are skipped. Once a run
+   * completes, older master keys can be dropped.
    */
   async rekey(options: RekeyOptions = {}): Promise<RekeyReport> {
-    return rekeySessions(
-      { inner: this.inner, keys: this.#keys, activeKeyId: this.#ring.activeKeyId },
-      this.#filter(options.filter),
-      options,
-    );
+    // Listed as the inner store keeps them (hashed, where ids are), scope records too.
+    const stored = { list: (filter?: SessionKeyFilter, page?: ListOptions) => this.inner.list(this.#filter(filter), page) };
+    const sessions = everySession(stored, createKeyFilter(options.filter), { pageSize: options.pageSize, scopes: options.scopes });
+    return rekeySessions({ inner: this.inner, keys: this.#keys, activeKeyId: this.#ring.activeKeyId }, sessions, options);
   }
 
   close(): Promise<void> {

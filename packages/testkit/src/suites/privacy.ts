@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
-import type { HistoryStore } from "@memoria/core";
+import { type HistoryStore, scopeKeyOf } from "@memoria/core";
 import { type EncryptionOptions, encryptStore, guardStore, redactStore } from "@memoria/privacy";
 import { describe, expect, it } from "vitest";
 import { numbered, transcript } from "../fixtures.js";
@@ -72,7 +72,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   describe(`${setup.name}: encryption at rest`, () => {
     const inner = useStore(setup);
 
-    it("keeps a rotated-out key unnecessary after rekey: write under A, rotate to B, rekey, drop A, read all back", async () => {
+    it("keeps a rotated-out key unnecessary after rekey: write under A, rotate to B, rekey, drop A, read all back, long-term memory too", async () => {
       const userId = `u-${crypto.randomUUID()}`;
       const sessions = [1, 2, 3].map((n) => ({ userId, conversationId: `c${n}` }));
       const underA = encryptStore(inner(), hashed);
@@ -80,26 +80,37 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
         await underA.append(key, numbered(3));
         await underA.setState(key, "summary", { text: `summary of ${key.conversationId}` });
       }
+      // Long-term memory: the user's scope record, and a team scope that no listed
+      // conversation shares fields with (found only when named in `scopes`).
+      const memory = scopeKeyOf({ userId });
+      const team = scopeKeyOf({ userId, teamId: "t1" });
+      await underA.setState(memory, "facts", { facts: [{ statement: "Ada lives in Lisbon" }] });
+      await underA.setState(memory, "profile", "Ada, in Lisbon");
+      await underA.setInfo(memory, { title: "Ada's memory" });
+      await underA.setState(team, "facts", { facts: [{ statement: "the team ships on Fridays" }] });
       const both = encryptStore(inner(), { ...hashed, keys: { A: keys.A, B: keys.B }, activeKeyId: "B" });
       await both.append(sessions[0]!, numbered(1, 3)); // old sessions stay writable meanwhile
       const stopper = new AbortController();
       const stopped = await both.rekey({ filter: { userId }, pageSize: 1, signal: stopper.signal, onProgress: () => stopper.abort() }).catch((e: unknown) => e);
       expect(stopped).toBeInstanceOf(Error); // interrupted after the first session
       const progress: { seen: number; rewrapped: number }[] = [];
-      const report = await both.rekey({ filter: { userId }, onProgress: (p) => progress.push(p) });
-      expect(report).toEqual({ seen: 3, rewrapped: 2 });
-      expect(progress.map((p) => p.seen)).toEqual([1, 2, 3]); // reported after each session
+      const report = await both.rekey({ filter: { userId }, scopes: [["teamId", "userId"]], onProgress: (p) => progress.push(p) });
+      expect(report).toEqual({ seen: 5, rewrapped: 4 }); // two sessions and two scope records were left
+      expect(progress.map((p) => p.seen)).toEqual([1, 2, 3, 4, 5]); // reported after each session
       expect(progress.at(-1)).toEqual(report);
-      expect(await both.rekey({ filter: { userId } })).toEqual({ seen: 3, rewrapped: 0 });
+      expect(await both.rekey({ filter: { userId }, scopes: [["teamId", "userId"]] })).toEqual({ seen: 5, rewrapped: 0 });
 
       const onlyB = encryptStore(inner(), { ...hashed, keys: { B: keys.B }, activeKeyId: "B" });
       expect(transcript(await onlyB.read(sessions[0]!))).toEqual(transcript(numbered(4)));
       for (const key of sessions) expect(await onlyB.getState(key, "summary")).toEqual({ text: `summary of ${key.conversationId}` });
+      expect(await onlyB.getAllState(memory)).toEqual({ facts: { facts: [{ statement: "Ada lives in Lisbon" }] }, profile: "Ada, in Lisbon" });
+      expect(await onlyB.info(memory)).toMatchObject({ title: "Ada's memory" });
+      expect(await onlyB.getState(team, "facts")).toEqual({ facts: [{ statement: "the team ships on Fridays" }] });
       const listed = (await onlyB.list({ userId })).sessions.map((k) => k.conversationId).sort();
       expect(listed).toEqual(["c1", "c2", "c3"]);
       const onlyA = encryptStore(inner(), { ...hashed, keys: { A: keys.A }, activeKeyId: "A" });
       await expect(onlyA.read(sessions[1]!)).rejects.toMatchObject({ code: "INTEGRITY", reason: "unknown-key" });
-      expect(await onlyB.delete({ userId })).toBe(3);
+      expect(await onlyB.delete({ userId })).toBe(5);
     });
 
     it("gives the raw keys back from list and erases by a raw field with hashed ids", async () => {
