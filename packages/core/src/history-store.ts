@@ -6,6 +6,7 @@ import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 import type { InfoPage, InfoPatch, SessionInfo } from "./session-info.js";
 import type { TailReplacement } from "./message-edits.js";
+import type { RecallIndex } from "./recall-index.js";
 
 export interface ReadOptions {
   /**
@@ -200,6 +201,13 @@ export interface HistoryStore {
    * stores without it cannot edit.
    */
   replaceTail?(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void>;
+  /**
+   * A durable recall index of the store's own, where it has one (the SQL store's
+   * table, sqlite-vec on SQLite; an encrypted store's sealed index): what recall
+   * memory uses by default. Wrappers pass it through. Optional: without one, recall
+   * memory keeps its vectors in this process unless given an index.
+   */
+  recallIndex?(): RecallIndex;
   /** Takes the cross-process turn lock of a session, where the store has one. */
   lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
   /** Releases connections. Safe to call twice. */

@@ -1,9 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
 import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf, unitVector } from "@memoria/core";
+import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
@@ -144,5 +146,44 @@ describe("long-term memory, erased", () => {
     expect(await facts.facts(store, { userId: "ada" })).toEqual([]);
     expect((await facts.facts(store, { userId: "bob" })).map((fact) => fact.statement)).toEqual(["Bob lives in Oslo"]);
     await store.close();
+  });
+});
+
+describe("recall under encryption", () => {
+  it("encryptStore over SQLite keeps a sealed recall index: found after a restart, no vector in the clear, erased with the user", async () => {
+    const dir = join(root, "sealed");
+    const path = join(dir, "history.db");
+    const options = { keys: { k1: randomBytes(32) }, activeKeyId: "k1" };
+    const said = "My favourite book is Dune by Frank Herbert.";
+    const first = encryptStore(createSqliteStore({ path }), options);
+    expect(first.recallIndex().name).toBe("sealed"); // not the inner sqlite-vec table, which would hold vectors in the clear
+    const before = recallMemory({ embeddings, scope: ["userId"], k: 2 });
+    const { say } = chatWith(first, combineMemory(before, windowMemory({ k: 2 })));
+    await say("ada", "c1", said);
+    await say("ada", "c1", "Also, it rained all day.");
+    await before.idle();
+    await first.close();
+
+    // No vector of a message anywhere in the files: not as float32 bytes, not as their base64.
+    const vector = Buffer.from(unitVector(embeddings.vector(`Human: ${said}`)).buffer);
+    expect(filesHolding(dir, vector as unknown as string)).toEqual([]);
+    expect(filesHolding(dir, vector.toString("base64").slice(0, 400))).toEqual([]);
+    expect(filesHolding(dir, "Dune")).toEqual([]);
+
+    // A new store and a new memory (as after a restart) recall what was embedded before it.
+    const second = encryptStore(createSqliteStore({ path }), options);
+    const after = recallMemory({ embeddings, scope: ["userId"], k: 2 });
+    const chat = chatWith(second, combineMemory(after, windowMemory({ k: 2 })));
+    await chat.say("ada", "c2", "Which book did I say was my favourite?");
+    expect(chat.chat.lastSystem()).toContain(`Human: ${said}`);
+    await after.idle();
+    const scope = encodeSessionKey(scopeKeyOf({ userId: "ada" }));
+    expect((await second.recallIndex().search(scope, embeddings.vector(said), 10)).length).toBe(6); // c1's four messages and c2's two
+
+    // Retention within the scope, then erasure with the user's scope record.
+    expect(await second.recallIndex().remove({ scope, before: Date.now() + 1 })).toBe(6);
+    expect(await second.delete({ userId: "ada" })).toBe(3); // two conversations and the scope record
+    expect(await second.recallIndex().search(scope, embeddings.vector(said), 10)).toEqual([]);
+    await second.close();
   });
 });

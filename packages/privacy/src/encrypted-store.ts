@@ -13,6 +13,7 @@ import {
   type LockOptions,
   MemoriaError,
   type ReadOptions,
+  type RecallIndex,
   type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
@@ -38,6 +39,7 @@ import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
 import { KeyRing } from "./key-ring.js";
+import { SealedRecallIndex } from "./sealed-recall-index.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
 import { openMessages, openRawKey, parseSealedMessage, sealMessage, sealRawKey } from "./sealed-records.js";
 
@@ -56,6 +58,7 @@ export class EncryptedStore implements HistoryStore {
   readonly #queue = new SessionLocks();
   readonly #opened: OpenedRecords;
   readonly #info: SealingContext;
+  #recall?: SealedRecallIndex;
 
   constructor(
     readonly inner: HistoryStore,
@@ -64,7 +67,7 @@ export class EncryptedStore implements HistoryStore {
     if (typeof options !== "object" || options === null) throw new MemoriaError("INVALID_ARGUMENT", "encryptStore needs options: { keys, activeKeyId }.");
     this.name = inner.name;
     this.capabilities = inner.capabilities;
-    withoutMissingCalls(this, inner);
+    withoutMissingCalls(this, inner, inner.getAllState ? ["recallIndex"] : []); // its recall index is its own (sealed state)
     this.#ring = new KeyRing(options.keys, options.activeKeyId);
     const cacheSize = options.cacheSize ?? 10_000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
@@ -271,6 +274,17 @@ export class EncryptedStore implements HistoryStore {
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     return this.#keys.stampLock(await this.inner.lock!(this.#stored(key).stored, options));
+  }
+
+  /**
+   * The recall index for this store's long-term memory (recallMemory's default
+   * here): vectors sealed in the scope records, so they are encrypted, erased and
+   * rekeyed with the user's memory, and survive a restart. The inner store's own
+   * index (sqlite-vec) is not used: it would hold the vectors in the clear.
+   */
+  recallIndex(): RecallIndex {
+    this.#recall ??= new SealedRecallIndex(this.#info);
+    return this.#recall;
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {

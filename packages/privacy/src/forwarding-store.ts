@@ -11,6 +11,7 @@ import {
   type ListOptions,
   type LockOptions,
   type ReadOptions,
+  type RecallIndex,
   type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
@@ -21,11 +22,14 @@ import {
   createSessionKey,
 } from "@memoria/core";
 
-const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "replaceTail"] as const;
+const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "replaceTail", "recallIndex"] as const;
 
-/** Leaves the optional calls off a wrapper whose inner store has none, so callers that check for them still can. */
-export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore): void {
-  for (const call of OPTIONAL_CALLS) if (!inner[call]) Object.defineProperty(wrapper, call, { value: undefined });
+/**
+ * Leaves the optional calls off a wrapper whose inner store has none, so callers
+ * that check for them still can; `own` names calls the wrapper answers itself.
+ */
+export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore, own: readonly (typeof OPTIONAL_CALLS)[number][] = []): void {
+  for (const call of OPTIONAL_CALLS) if (!inner[call] && !own.includes(call)) Object.defineProperty(wrapper, call, { value: undefined });
 }
 
 /**
@@ -101,6 +105,10 @@ export class ForwardingStore implements HistoryStore {
 
   async recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
     return this.inner.recent!(filter, options);
+  }
+
+  recallIndex(): RecallIndex {
+    return this.inner.recallIndex!();
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {

@@ -1,0 +1,163 @@
+import { createHash } from "node:crypto";
+import {
+  type JsonValue,
+  MemoriaError,
+  type RecallHit,
+  type RecallIndex,
+  type RecallItem,
+  type RecallSelector,
+  checkRecallK,
+  checkRecallSelector,
+  decodeSessionKey,
+  dotProduct,
+  randomId,
+  unitVector,
+} from "@memoria/core";
+import type { SealingContext } from "./encrypted-info.js";
+import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
+
+/* Recall vectors kept in the scope record itself, as sealed state values: encrypted,
+   erased, expired and rekeyed with the rest of the user's long-term memory. */
+
+/** The state holding the scope's index version: any write changes it, so a cached copy knows when it is stale. */
+const VERSION_STATE = "memoria.recall";
+/** One state value per session of the scope: its items. */
+const CHUNK_PREFIX = "memoria.recall.";
+
+/** A chunk as stored: the session and its items, `[position, at, base64 of the float32 unit vector]`. */
+interface Chunk {
+  s: string;
+  i: [number, number, string][];
+}
+
+interface Held {
+  session: string;
+  position: number;
+  at: number;
+  vector: Float32Array;
+}
+
+const chunkName = (session: string) => CHUNK_PREFIX + createHash("sha256").update(session).digest("hex").slice(0, 40);
+const vectorText = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
+
+function vectorOf(text: string): Float32Array {
+  const bytes = Buffer.from(text, "base64");
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/**
+ * The recall index of an encrypted store: a scope's vectors (embeddings can be
+ * inverted into text, so they are sealed like the text) live in its scope record as
+ * sealed state values, one per session, and are searched by an exact scan of a copy
+ * opened in this process. The copy is checked against the scope's version (one small
+ * state read) before each search, so vectors indexed by another process are seen.
+ * Nothing of it is in the clear, and `delete({ userId })`, `rekey()` and a TTL reach
+ * it with the scope record.
+ */
+export class SealedRecallIndex implements RecallIndex {
+  readonly name = "sealed";
+  readonly #cache = new Map<string, { version: string; items: Map<string, Held> }>();
+
+  constructor(private readonly ctx: SealingContext) {
+    if (!ctx.inner.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`);
+  }
+
+  async upsert(items: readonly RecallItem[]): Promise<void> {
+    const byScope = new Map<string, RecallItem[]>();
+    for (const item of items) byScope.set(item.scope, [...(byScope.get(item.scope) ?? []), item]);
+    for (const [scope, scoped] of byScope) {
+      await this.#rewrite(scope, (chunks) => {
+        for (const item of scoped) {
+          const name = chunkName(item.session);
+          const chunk = chunks.get(name) ?? { s: item.session, i: [] };
+          chunk.i = chunk.i.filter(([position]) => position !== item.position);
+          chunk.i.push([item.position, item.at, vectorText(unitVector(item.vector))]);
+          chunks.set(name, chunk);
+        }
+        return [...new Set(scoped.map((item) => chunkName(item.session)))];
+      });
+    }
+  }
+
+  async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
+    checkRecallK(k);
+    const items = await this.#items(scope);
+    const query = unitVector(vector);
+    const hits: RecallHit[] = [];
+    for (const item of items.values()) hits.push({ session: item.session, position: item.position, at: item.at, score: dotProduct(item.vector, query) });
+    return hits.sort((a, b) => b.score - a.score).slice(0, k);
+  }
+
+  async remove(selector: RecallSelector): Promise<number> {
+    checkRecallSelector(selector);
+    if (selector.scope === undefined) {
+      throw new MemoriaError("INVALID_ARGUMENT", "The encrypted store's recall index removes within one scope: give remove() a scope (erasing a user's scope record erases its vectors).");
+    }
+    const sessions = selector.sessions && new Set(selector.sessions);
+    let removed = 0;
+    await this.#rewrite(selector.scope, (chunks) => {
+      const changed: string[] = [];
+      for (const [name, chunk] of chunks) {
+        if (sessions && !sessions.has(chunk.s)) continue;
+        const kept = chunk.i.filter(([, at]) => selector.before !== undefined && at >= selector.before);
+        if (kept.length === chunk.i.length) continue;
+        removed += chunk.i.length - kept.length;
+        chunk.i = kept;
+        changed.push(name);
+      }
+      return changed;
+    });
+    return removed;
+  }
+
+  /** The scope's items, from the cached copy if the scope's version has not moved since it was opened. */
+  async #items(scope: string): Promise<Map<string, Held>> {
+    const s = this.ctx.stored(decodeSessionKey(scope));
+    const version = await this.ctx.inner.getState(s.stored, VERSION_STATE);
+    const opened = version === undefined ? undefined : ((await this.#open(scope, VERSION_STATE, version)) as string);
+    const cached = this.#cache.get(scope);
+    if (opened !== undefined && cached?.version === opened) return cached.items;
+    const items = new Map<string, Held>();
+    for (const chunk of (await this.#chunks(scope)).values()) {
+      for (const [position, at, vector] of chunk.i) items.set(`${chunk.s}\u0000${position}`, { session: chunk.s, position, at, vector: vectorOf(vector) });
+    }
+    if (opened !== undefined) this.#cache.set(scope, { version: opened, items });
+    return items;
+  }
+
+  /** Every chunk of the scope, opened, by state name. */
+  async #chunks(scope: string): Promise<Map<string, Chunk>> {
+    const s = this.ctx.stored(decodeSessionKey(scope));
+    const stored = await this.ctx.inner.getAllState!(s.stored);
+    const chunks = new Map<string, Chunk>();
+    for (const name of Object.keys(stored)) {
+      if (name.startsWith(CHUNK_PREFIX)) chunks.set(name, (await this.#open(scope, name, stored[name] as JsonValue)) as unknown as Chunk);
+    }
+    return chunks;
+  }
+
+  async #open(scope: string, name: string, value: JsonValue): Promise<JsonValue> {
+    const s = this.ctx.stored(decodeSessionKey(scope));
+    const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
+    return openState(s.key, s.id, name, sealed, await this.ctx.keys.forRead(s.key, s.stored, dataKeyId));
+  }
+
+  /**
+   * Reads the scope's chunks, lets `change` edit them (it returns the names it
+   * changed), and writes those back with a new version. Writers are serialized by
+   * recall memory's scope work, which holds the scope record's turn lock while it
+   * indexes (taking the lock here would wait on that holder); another writer must
+   * hold it too.
+   */
+  async #rewrite(scope: string, change: (chunks: Map<string, Chunk>) => string[]): Promise<void> {
+    const s = this.ctx.stored(decodeSessionKey(scope));
+    this.#cache.delete(scope);
+    const chunks = await this.#chunks(scope);
+    const changed = change(chunks);
+    if (changed.length === 0) return;
+    const { dataKey } = await this.ctx.keys.forWrite(s.key, s.stored, undefined);
+    for (const name of changed) await this.ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, chunks.get(name) as unknown as JsonValue));
+    await this.ctx.inner.setState(s.stored, VERSION_STATE, sealState(dataKey, s.id, VERSION_STATE, randomId()));
+    this.#cache.delete(scope);
+  }
+}
