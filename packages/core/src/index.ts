@@ -29,7 +29,7 @@ export {
 } from "./session-key.js";
 export { type EverySessionOptions, everySession } from "./every-session.js";
 export { SCOPE_FIELD, checkScopeFields, isScopeKey, listedBy, scopeFilterOf, scopeKeyOf, withoutScopes } from "./scope-key.js";
-export { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "./recall-index.js";
+export { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, topK, unitVector } from "./recall-index.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
 export {
   CODEC_VERSION,

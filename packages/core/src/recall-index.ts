@@ -81,3 +81,27 @@ export function unitVector(vector: readonly number[]): Float32Array {
   }
   return out;
 }
+
+/** Keeps the `k` best of scored entries without sorting them all. */
+export function topK<T extends { score: number }>(entries: Iterable<T>, k: number): T[] {
+  const best: T[] = [];
+  if (k === 0) return best;
+  for (const entry of entries) {
+    let i: number;
+    if (best.length < k) {
+      best.push(entry);
+      i = best.length - 1;
+    } else if ((best[k - 1] as T).score >= entry.score) {
+      continue;
+    } else {
+      i = k - 1;
+      best[i] = entry;
+    }
+    while (i > 0 && (best[i - 1] as T).score < entry.score) {
+      best[i] = best[i - 1] as T;
+      best[i - 1] = entry;
+      i--;
+    }
+  }
+  return best;
+}

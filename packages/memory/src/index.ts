@@ -44,7 +44,8 @@ export { EXTRACTION_SCHEMA, type ExtractionModel, FACT_EXTRACTION_PROMPT } from 
 export { type FactMemory, type FactMemoryOptions, SUBJECT_RESOLUTION_PROMPT, factMemory } from "./long-term/fact-memory.js";
 export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, workingMemory } from "./long-term/working-memory.js";
 export { type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
-export { exactIndex, topK } from "./long-term/exact-index.js";
+export { exactIndex } from "./long-term/exact-index.js";
+export { topK } from "@memoria/core"; // moved to core, where the encrypted store's index uses it too
 export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";
 export {
   type MemoryKind,

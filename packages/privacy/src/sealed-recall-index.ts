@@ -11,6 +11,7 @@ import {
   decodeSessionKey,
   dotProduct,
   randomId,
+  topK,
   unitVector,
 } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
@@ -29,6 +30,9 @@ interface Chunk {
   s: string;
   i: [number, number, string][];
 }
+
+/** A scope record as the sealing calls name it: see `SealingContext.stored`. */
+type Stored = ReturnType<SealingContext["stored"]>;
 
 interface Held {
   session: string;
@@ -83,9 +87,10 @@ export class SealedRecallIndex implements RecallIndex {
     checkRecallK(k);
     const items = await this.#items(scope);
     const query = unitVector(vector);
-    const hits: RecallHit[] = [];
-    for (const item of items.values()) hits.push({ session: item.session, position: item.position, at: item.at, score: dotProduct(item.vector, query) });
-    return hits.sort((a, b) => b.score - a.score).slice(0, k);
+    function* scored(): Generator<RecallHit> {
+      for (const item of items.values()) yield { session: item.session, position: item.position, at: item.at, score: dotProduct(item.vector, query) };
+    }
+    return topK(scored(), k);
   }
 
   async remove(selector: RecallSelector): Promise<number> {
@@ -112,32 +117,35 @@ export class SealedRecallIndex implements RecallIndex {
 
   /** The scope's items, from the cached copy if the scope's version has not moved since it was opened. */
   async #items(scope: string): Promise<Map<string, Held>> {
-    const s = this.ctx.stored(decodeSessionKey(scope));
+    const s = this.#record(scope);
     const version = await this.ctx.inner.getState(s.stored, VERSION_STATE);
-    const opened = version === undefined ? undefined : ((await this.#open(scope, VERSION_STATE, version)) as string);
+    const opened = version === undefined ? undefined : ((await this.#open(s, VERSION_STATE, version)) as string);
     const cached = this.#cache.get(scope);
     if (opened !== undefined && cached?.version === opened) return cached.items;
     const items = new Map<string, Held>();
-    for (const chunk of (await this.#chunks(scope)).values()) {
+    for (const chunk of (await this.#chunks(s)).values()) {
       for (const [position, at, vector] of chunk.i) items.set(`${chunk.s}\u0000${position}`, { session: chunk.s, position, at, vector: vectorOf(vector) });
     }
     if (opened !== undefined) this.#cache.set(scope, { version: opened, items });
     return items;
   }
 
-  /** Every chunk of the scope, opened, by state name. */
-  async #chunks(scope: string): Promise<Map<string, Chunk>> {
-    const s = this.ctx.stored(decodeSessionKey(scope));
+  /** The scope record that keeps the scope's vectors (`scope` is its encoded raw key). */
+  #record(scope: string): Stored {
+    return this.ctx.stored(decodeSessionKey(scope));
+  }
+
+  /** Every chunk of the scope record, opened, by state name. */
+  async #chunks(s: Stored): Promise<Map<string, Chunk>> {
     const stored = await this.ctx.inner.getAllState!(s.stored);
     const chunks = new Map<string, Chunk>();
     for (const name of Object.keys(stored)) {
-      if (name.startsWith(CHUNK_PREFIX)) chunks.set(name, (await this.#open(scope, name, stored[name] as JsonValue)) as unknown as Chunk);
+      if (name.startsWith(CHUNK_PREFIX)) chunks.set(name, (await this.#open(s, name, stored[name] as JsonValue)) as unknown as Chunk);
     }
     return chunks;
   }
 
-  async #open(scope: string, name: string, value: JsonValue): Promise<JsonValue> {
-    const s = this.ctx.stored(decodeSessionKey(scope));
+  async #open(s: Stored, name: string, value: JsonValue): Promise<JsonValue> {
     const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
     return openState(s.key, s.id, name, sealed, await this.ctx.keys.forRead(s.key, s.stored, dataKeyId));
   }
@@ -150,14 +158,13 @@ export class SealedRecallIndex implements RecallIndex {
    * hold it too.
    */
   async #rewrite(scope: string, change: (chunks: Map<string, Chunk>) => string[]): Promise<void> {
-    const s = this.ctx.stored(decodeSessionKey(scope));
-    this.#cache.delete(scope);
-    const chunks = await this.#chunks(scope);
+    const s = this.#record(scope);
+    const chunks = await this.#chunks(s);
     const changed = change(chunks);
     if (changed.length === 0) return;
     const { dataKey } = await this.ctx.keys.forWrite(s.key, s.stored, undefined);
     for (const name of changed) await this.ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, chunks.get(name) as unknown as JsonValue));
+    // A new version: every cached copy of the scope, here or in another process, reloads at its next search.
     await this.ctx.inner.setState(s.stored, VERSION_STATE, sealState(dataKey, s.id, VERSION_STATE, randomId()));
-    this.#cache.delete(scope);
   }
 }

@@ -1,34 +1,10 @@
-import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
+import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, topK, unitVector } from "@memoria/core";
 
 interface Held {
   session: string;
   position: number;
   at: number;
   vector: Float32Array;
-}
-
-/** Keeps the `k` best of scored entries without sorting them all. */
-export function topK<T extends { score: number }>(entries: Iterable<T>, k: number): T[] {
-  const best: T[] = [];
-  if (k === 0) return best;
-  for (const entry of entries) {
-    let i: number;
-    if (best.length < k) {
-      best.push(entry);
-      i = best.length - 1;
-    } else if ((best[k - 1] as T).score >= entry.score) {
-      continue;
-    } else {
-      i = k - 1;
-      best[i] = entry;
-    }
-    while (i > 0 && (best[i - 1] as T).score < entry.score) {
-      best[i] = best[i - 1] as T;
-      best[i - 1] = entry;
-      i--;
-    }
-  }
-  return best;
 }
 
 /**
