@@ -1,5 +1,5 @@
 import { DEFAULT_LIST_LIMIT, type HistoryStore } from "./history-store.js";
-import { SCOPE_FIELD } from "./scope-key.js";
+import { SCOPE_FIELD, checkScopeFields } from "./scope-key.js";
 import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 
 export interface EverySessionOptions {
@@ -22,14 +22,10 @@ async function* listed(store: Pick<HistoryStore, "list">, filter: SessionKeyFilt
   } while (cursor !== undefined);
 }
 
-/** The `memoriaScope` values a scope record of keys with these fields can have: each non-empty subset, sorted and joined. */
-function scopeNames(fieldSets: Iterable<readonly string[]>): string[] {
-  const names = new Set<string>();
-  for (const fields of fieldSets) {
-    if (fields.length > 6) continue; // 63 subsets is plenty; wider keys name their scopes in `scopes`
-    for (let mask = 1; mask < 1 << fields.length; mask++) names.add(fields.filter((_, i) => mask & (1 << i)).join("+"));
-  }
-  return [...names].sort();
+/** Adds the `memoriaScope` values a scope record of keys with these fields can have: each non-empty subset, sorted and joined. */
+function addScopeNames(names: Set<string>, fields: readonly string[]): void {
+  if (fields.length > 6) return; // 63 subsets is plenty; wider keys name their scopes in `scopes`
+  for (let mask = 1; mask < 1 << fields.length; mask++) names.add(fields.filter((_, i) => mask & (1 << i)).join("+"));
 }
 
 /**
@@ -40,15 +36,18 @@ function scopeNames(fieldSets: Iterable<readonly string[]>): string[] {
  */
 export async function* everySession(store: Pick<HistoryStore, "list">, filter: SessionKeyFilter = {}, options: EverySessionOptions = {}): AsyncGenerator<SessionKey> {
   const pageSize = options.pageSize ?? DEFAULT_LIST_LIMIT;
-  const fieldSets = new Map<string, readonly string[]>();
-  for (const fields of options.scopes ?? []) fieldSets.set([...fields].sort().join("+"), [...fields].sort());
+  // Named scopes are checked (and sorted) as a memory's `scope` is, before anything is listed.
+  const names = new Set((options.scopes ?? []).map((fields) => (checkScopeFields(fields, "scopes") as readonly string[]).join("+")));
+  const fieldSets = new Set<string>();
   for await (const key of listed(store, filter, pageSize)) {
     const fields = Object.keys(key).sort();
-    fieldSets.set(fields.join("+"), fields);
+    const set = fields.join("+");
+    if (!fieldSets.has(set)) addScopeNames(names, fields);
+    fieldSets.add(set);
     yield key;
   }
   if (Object.hasOwn(filter, SCOPE_FIELD)) return; // the filter named scope records: listed above
-  for (const name of scopeNames(fieldSets.values())) {
+  for (const name of [...names].sort()) {
     const fields = name.split("+");
     // A scope record's key holds all of the filter's fields, so its scope names them all.
     if (Object.keys(filter).every((field) => fields.includes(field))) yield* listed(store, { ...filter, [SCOPE_FIELD]: name }, pageSize);
