@@ -10,7 +10,7 @@ import { type LangChainLayout, langChainSessions } from "./langchain-sources.js"
 import { migrate } from "./migrate.js";
 import { parseFilter, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
-import { type SessionSnapshot, checkSnapshot, readSnapshot, writeSnapshot } from "./snapshot.js";
+import { type SessionSnapshot, readSnapshot, storedPrefix, writeSnapshot } from "./snapshot.js";
 import { withStore } from "./with-store.js";
 
 const LAYOUTS = ["memoria", "langchain-redis", "langchain-postgres", "langchain-file"] as const;
@@ -68,7 +68,7 @@ export function dataCommands(program: Command): void {
       await withStore(options.store, async ({ store }) => {
         // All or nothing: the whole source is read and checked against the store
         // before the first write, so a bad line anywhere leaves the store as it was.
-        for await (const snapshot of snapshots()) await checkSnapshot(store, snapshot);
+        for await (const snapshot of snapshots()) await storedPrefix(store, snapshot);
         let sessions = 0;
         let seen = 0;
         let appended = 0;

@@ -90,8 +90,9 @@ export async function* readExport(path: string): AsyncGenerator<SessionSnapshot>
       });
       current = { ...rest, key, state: rest.state ?? {}, messages: [], expected: messages ?? 0 };
     } else if (record.message && current) {
-      const message = record.message;
-      atLine(path, number, "message", () => encodeMessage(decodeMessage(message), current?.messages.length ?? 0)); // as a store would take it
+      const { message } = record;
+      const position = current.messages.length;
+      atLine(path, number, "message", () => encodeMessage(decodeMessage(message), position)); // as a store would take it
       current.messages.push(message);
     } else {
       throw new UsageError(`${path}:${number} is neither a session nor a message line.`);

@@ -43,8 +43,10 @@ export class CopyConflictError extends Error {
 /**
  * How many of the snapshot's messages `target` holds already: its session must
  * hold a prefix of them (compared message by message), else `CopyConflictError`.
+ * Writes nothing: an import checks every session of a file this way before it
+ * writes any.
  */
-async function storedPrefix(target: HistoryStore, snapshot: SessionSnapshot): Promise<number> {
+export async function storedPrefix(target: HistoryStore, snapshot: SessionSnapshot): Promise<number> {
   const { key, messages } = snapshot;
   const have = await target.count(key);
   if (have > messages.length) {
@@ -58,15 +60,6 @@ async function storedPrefix(target: HistoryStore, snapshot: SessionSnapshot): Pr
     }
   }
   return existing.length;
-}
-
-/**
- * Refuses, without writing, a snapshot that {@link writeSnapshot} would find in
- * conflict with the target's session. An import checks every session of a file
- * this way before it writes any.
- */
-export async function checkSnapshot(target: HistoryStore, snapshot: SessionSnapshot): Promise<void> {
-  await storedPrefix(target, snapshot);
 }
 
 /**
