@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
+import { RunnableWithMessageHistory, createInMemoryStore, encodeSessionKey, scopeKeyOf } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { SEALED_ROLE, encryptStore, guardStore, redactStore } from "../src/index.js";
 
@@ -130,5 +130,39 @@ describe("encryptStore over a store without turn locks", () => {
     await store.setState(key, "summary", "ten");
     expect((await store.read(key)).map((m) => String(m.content)).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`).sort());
     expect(await store.getState(key, "summary")).toBe("ten");
+  });
+});
+
+describe("encryptStore's recall index", () => {
+  const scope = encodeSessionKey(scopeKeyOf({ userId: "ada" }));
+  const item = (session: string, position: number, at: number, vector: number[]) => ({ scope, session, position, at, vector });
+
+  it("is the store's own through every wrapper, and another instance's writes reach a cached copy", async () => {
+    const inner = createInMemoryStore();
+    const one = encryptStore(inner, options);
+    const two = encryptStore(inner, options); // as another process over the same data: a cache of its own
+    for (const wrapped of [one, redactStore(one), guardStore(one, () => true)]) expect(wrapped.recallIndex?.().name).toBe("sealed");
+    await one.recallIndex().upsert([item("session-one", 0, 1, [1, 0]), item("session-one", 1, 2, [0, 1])]);
+    expect((await two.recallIndex().search(scope, [1, 0], 1)).map((hit) => hit.position)).toEqual([0]);
+    await one.recallIndex().upsert([item("session-two", 0, 3, [1, 0.1]), item("session-one", 0, 4, [0.5, 1])]); // s1's first vector replaced: no longer the nearest
+    expect((await two.recallIndex().search(scope, [1, 0], 3)).map((hit) => [hit.session, hit.position])).toEqual([
+      ["session-two", 0],
+      ["session-one", 0],
+      ["session-one", 1],
+    ]);
+    expect(JSON.stringify(await inner.getAllState!(scopeKeyOf({ userId: "ada" })))).not.toMatch(/session-/); // sessions and vectors sealed
+  });
+
+  it("removes by session and by age, refuses a remove without a scope, and is rekeyed with the scope record", async () => {
+    const inner = createInMemoryStore();
+    const store = encryptStore(inner, options);
+    await store.recallIndex().upsert([item("s1", 0, 1, [1, 0]), item("s1", 1, 5, [1, 0]), item("s2", 0, 1, [1, 0])]);
+    expect(await store.recallIndex().remove({ scope, sessions: ["s2"] })).toBe(1);
+    expect(await store.recallIndex().remove({ scope, before: 2 })).toBe(1);
+    await expect(store.recallIndex().remove({ sessions: ["s1"] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    const keyB = randomBytes(32);
+    expect(await encryptStore(inner, { keys: { A: keyA, B: keyB }, activeKeyId: "B" }).rekey({ scopes: [["userId"]] })).toEqual({ seen: 1, rewrapped: 1 }); // no conversation names the scope: named here
+    const onlyB = encryptStore(inner, { keys: { B: keyB }, activeKeyId: "B" });
+    expect((await onlyB.recallIndex().search(scope, [1, 0], 5)).map((hit) => [hit.session, hit.position])).toEqual([["s1", 1]]);
   });
 });
