@@ -56,12 +56,16 @@ export async function checkAccess(authorize: Authorize | undefined, request: Acc
 }
 
 /**
- * A stored record failed its integrity check: it was changed, it was moved from
- * another session or position, it is not sealed although the store is encrypted, or
- * its key is not in the key ring. Nothing of it is returned.
+ * A stored record failed its integrity check: it was changed (`tampered`), moved from
+ * another session or position (`misplaced`), not sealed although the store is
+ * encrypted (`not-sealed`), or its key is not in the key ring (`unknown-key`); or the
+ * session as read is not the one last written: its newest records are gone
+ * (`truncated`), records or a state value from before a later write or edit were put
+ * back (`rolled-back`), or records of two points in time stand side by side
+ * (`mixed`). Nothing of it is returned.
  */
 export class IntegrityError extends MemoriaError {
-  readonly reason: "tampered" | "misplaced" | "not-sealed" | "unknown-key";
+  readonly reason: "tampered" | "misplaced" | "not-sealed" | "unknown-key" | "truncated" | "rolled-back" | "mixed";
   readonly sessionKey: SessionKey;
 
   constructor(sessionKey: SessionKey, reason: IntegrityError["reason"], detail: string) {

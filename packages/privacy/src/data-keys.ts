@@ -1,35 +1,52 @@
 import { type KeyObject, createSecretKey, randomBytes } from "node:crypto";
 import { type HistoryStore, IntegrityError, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
 import type { KeyRing } from "./key-ring.js";
+import { type Head, type HistoryMarks, isAhead } from "./record-chain.js";
 import { open, randomId, seal } from "./seal.js";
 
 /** The state value that holds a session's data key, sealed under a master key. */
 export const DATA_KEY_STATE = "memoria.datakey";
 
-/** A session's data key as stored: its id, the master key that wraps it, the wrapped key, and (hashed ids) the sealed raw session key. */
+/**
+ * A session's data key as stored: its id, the master key that wraps it, the wrapped
+ * key, (hashed ids) the sealed raw session key, and its history marks, sealed.
+ */
 export interface DataKeyRecord {
   v: 1;
   id: string;
   k: string;
   w: string;
   key?: string;
+  m?: string;
 }
 
 export interface DataKey {
   id: string;
   key: KeyObject;
+  marks?: HistoryMarks;
+}
+
+/** The newest record of a session, for the next write: -1 and "" when there is none. */
+export interface Tail {
+  position: number;
+  edit: number;
+  link: string;
 }
 
 interface Entry {
   dataKey?: DataKey;
   /** Clock reading before the read or fetch that last saw `dataKey` as the session's own. */
   keySeenAt: number;
-  /** Position of the session's last record (-1: none), as last seen; undefined when not known. */
-  tail?: number;
+  /** The session's newest record, as last seen; undefined when not known. */
+  tail?: Tail;
   tailSeenAt: number;
+  /** The furthest head a finished read or write found, and the clock reading when it was found. */
+  head?: Head;
+  headAt: number;
 }
 
 const wrapAad = (storedKey: string, id: string) => `memoria.datakey|${storedKey}|${id}`;
+const marksAad = (storedKey: string, id: string) => `memoria.marks|${storedKey}|${id}`;
 
 function isRecord(value: JsonValue | undefined): value is DataKeyRecord & { [k: string]: JsonValue } {
   const v = value as Record<string, unknown> | undefined;
@@ -81,15 +98,15 @@ export class DataKeys {
     if (entry) {
       this.#entries.delete(id); // most recently used last
     } else {
-      entry = { keySeenAt: 0, tailSeenAt: 0 };
+      entry = { keySeenAt: 0, tailSeenAt: 0, headAt: 0 };
       if (this.#entries.size >= this.cacheSize) this.#entries.delete(this.#entries.keys().next().value as string);
     }
     this.#entries.set(id, entry);
     return entry;
   }
 
-  /** Records what a read found: the key its records were sealed with, and the position of its last one. */
-  saw(storedKey: string, at: number, dataKeyId: string | undefined, tail: number): void {
+  /** Records what a read found: the key its records were sealed with, and its newest record. */
+  saw(storedKey: string, at: number, dataKeyId: string | undefined, tail: Tail): void {
     const entry = this.#entry(storedKey);
     if (dataKeyId !== undefined && entry.dataKey?.id === dataKeyId) entry.keySeenAt = Math.max(entry.keySeenAt, at);
     if (at > entry.tailSeenAt) {
@@ -98,10 +115,30 @@ export class DataKeys {
     }
   }
 
-  /** After a stored append: the session's last position moved on, as seen when the tail was. */
-  appended(storedKey: string, tail: number | undefined): void {
+  /** After a stored append: the session's newest record moved on, as seen when the tail was. */
+  appended(storedKey: string, tail: Tail | undefined): void {
     const entry = this.#entries.get(storedKey);
     if (entry) entry.tail = tail;
+  }
+
+  /** The furthest head found by reads and writes that finished before clock reading `at`. */
+  headBefore(storedKey: string, at: number): Head | undefined {
+    const entry = this.#entries.get(storedKey);
+    return entry && entry.headAt < at ? entry.head : undefined;
+  }
+
+  /** Records a head a finished read or write found; a head behind the one kept (a read that raced a write) changes nothing. */
+  reached(storedKey: string, head: Head): void {
+    const entry = this.#entry(storedKey);
+    if (entry.head && entry.head.dataKeyId === head.dataKeyId && !isAhead(head, entry.head)) return;
+    entry.head = head;
+    entry.headAt = this.tick();
+  }
+
+  /** The history marks of the data key cached for a session, if it is the one named. */
+  marksOf(storedKey: string, dataKeyId: string): HistoryMarks | undefined {
+    const dataKey = this.#entries.get(storedKey)?.dataKey;
+    return dataKey?.id === dataKeyId ? dataKey.marks : undefined;
   }
 
   /** The data key a record names, for reading it: from the cache, else the session's state. */
@@ -119,11 +156,11 @@ export class DataKeys {
 
   /**
    * The session's data key for a write under `lock`, made (and stored under the
-   * lock) if the session has none; given `lastPosition`, also the position the
-   * write starts at, asking `lastPosition` if the tail was not seen since the lock
-   * was taken.
+   * lock) if the session has none; given `newest`, also where the write starts (its
+   * position, edit count and link), asking `newest` if the tail was not seen since
+   * the lock was taken.
    */
-  async forWrite(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, lastPosition?: () => Promise<number>) {
+  async forWrite(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, newest?: () => Promise<Tail>) {
     const id = encodeSessionKey(storedKey);
     const since = lock ? this.#lockTakenAt.get(lock) : undefined;
     let entry = this.#entries.get(id);
@@ -136,13 +173,28 @@ export class DataKeys {
       entry = this.#entries.get(id) as Entry;
     }
     const dataKey = entry.dataKey as DataKey;
-    if (!lastPosition) return { dataKey, next: 0 };
+    if (!newest) return { dataKey, start: { start: 0, edit: 0, link: "" } };
     if (entry.tail === undefined || since === undefined || entry.tailSeenAt <= since) {
       const at = this.tick();
-      const tail = await lastPosition();
+      const tail = await newest();
       this.saw(id, at, undefined, tail);
     }
-    return { dataKey, next: (this.#entries.get(id)?.tail ?? -1) + 1 };
+    const tail = this.#entries.get(id)?.tail ?? { position: -1, edit: 0, link: "" };
+    const { edit, floor } = dataKey.marks ?? {};
+    // Positions go on from the newest record, or from where a trim that emptied the session left them.
+    const start = tail.position >= 0 ? tail.position + 1 : (floor?.next ?? 0);
+    return { dataKey, start: { start, edit: Math.max(tail.edit, edit?.count ?? 0, floor?.edit ?? 0), link: tail.link } };
+  }
+
+  /** Changes the history marks sealed in a session's data key record, under the caller's lock. */
+  async mark(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined, change: (marks: HistoryMarks) => HistoryMarks): Promise<void> {
+    const record = await this.record(key, storedKey);
+    if (!record) return; // nothing sealed yet: nothing to mark
+    const dataKey = await this.unwrap(key, storedKey, record);
+    const marks = change(dataKey.marks ?? {});
+    const m = seal(dataKey.key, Buffer.from(JSON.stringify(marks)), marksAad(encodeSessionKey(storedKey), record.id));
+    await this.inner.setState(storedKey, DATA_KEY_STATE, { ...record, m } as unknown as JsonValue, lock && { lock });
+    this.forget(encodeSessionKey(storedKey));
   }
 
   #remember(id: string, dataKey: DataKey, at: number): void {
@@ -176,14 +228,23 @@ export class DataKeys {
     if (bytes?.length !== 32) {
       throw new IntegrityError(key, "tampered", `its data key does not open with master key "${record.k}" (a wrong key, a changed record, or one moved from another session)`);
     }
-    return { id: record.id, key: createSecretKey(bytes) };
+    const dataKey: DataKey = { id: record.id, key: createSecretKey(bytes) };
+    if (record.m !== undefined) {
+      const marks = typeof record.m === "string" ? open(dataKey.key, record.m, marksAad(encodeSessionKey(storedKey), record.id)) : undefined;
+      if (!marks) throw new IntegrityError(key, "tampered", "its history marks do not open (changed, or moved from another session)");
+      dataKey.marks = JSON.parse(marks.toString("utf8")) as HistoryMarks;
+    }
+    return dataKey;
   }
 
   /** The record sealing `dataKey` under the active master key. */
-  async wrap(storedKey: SessionKey, dataKey: { id: string; bytes: Buffer }, extra: { key?: string } = {}): Promise<DataKeyRecord> {
+  async wrap(storedKey: SessionKey, dataKey: { id: string; bytes: Buffer }, extra: { key?: string; m?: string } = {}): Promise<DataKeyRecord> {
     const master = await this.ring.active();
     const w = seal(master, dataKey.bytes, wrapAad(encodeSessionKey(storedKey), dataKey.id));
-    return { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w, ...extra };
+    const record: DataKeyRecord = { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w };
+    if (extra.key !== undefined) record.key = extra.key;
+    if (extra.m !== undefined) record.m = extra.m;
+    return record;
   }
 
   async #create(key: SessionKey, storedKey: SessionKey, lock: TurnLock | undefined): Promise<DataKey> {

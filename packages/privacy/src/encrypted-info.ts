@@ -15,6 +15,7 @@ import {
   toJsonValue,
 } from "@memoria/core";
 import type { DataKeys } from "./data-keys.js";
+import type { FreshnessAnchor } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 
 /** The name a session's sealed title and metadata are bound to (as a state value's name is). */
@@ -28,6 +29,7 @@ type Plain = { title?: string; metadata?: { [field: string]: JsonValue } };
 export interface SealingContext {
   inner: HistoryStore;
   keys: DataKeys;
+  anchor?: FreshnessAnchor;
   stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string };
   rawKey(stored: SessionKey): Promise<SessionKey>;
   underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock | undefined) => Promise<T>): Promise<T>;

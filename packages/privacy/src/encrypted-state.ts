@@ -1,5 +1,6 @@
-import { type FencedWriteOptions, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, stateValue } from "@memoria/core";
+import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, stateValue } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
+import { anchor, anchored, headText, parseHead, stateItem } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 
 /* A session's state values under encryption: each sealed with the session's data key, bound to its name. */
@@ -9,10 +10,8 @@ const RESERVED_STATE = /^memoria\./;
 
 export async function sealedState(ctx: SealingContext, key: SessionKey, name: string): Promise<JsonValue | undefined> {
   const s = ctx.stored(key);
-  const value = await ctx.inner.getState(s.stored, appStateName(name));
-  if (value === undefined) return undefined;
-  const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
-  return openState(s.key, s.id, name, sealed, await ctx.keys.forRead(s.key, s.stored, dataKeyId));
+  const [value, head] = await Promise.all([ctx.inner.getState(s.stored, appStateName(name)), anchored(ctx.anchor, s.id, stateItem(name))]);
+  return value === undefined ? undefined : openValue(ctx, s, name, value, head);
 }
 
 /** Every state value the app set, opened; memoria's own records stay inside. */
@@ -21,12 +20,20 @@ export async function allSealedState(ctx: SealingContext, key: SessionKey): Prom
   const stored = await ctx.inner.getAllState!(s.stored);
   const names = Object.keys(stored).filter((name) => !RESERVED_STATE.test(name));
   const opened = await Promise.all(
-    names.map(async (name) => {
-      const { dataKeyId, sealed } = stateDataKeyId(s.key, stored[name] as JsonValue);
-      return [name, openState(s.key, s.id, name, sealed, await ctx.keys.forRead(s.key, s.stored, dataKeyId))] as const;
-    }),
+    names.map(async (name) => [name, await openValue(ctx, s, name, stored[name] as JsonValue, await anchored(ctx.anchor, s.id, stateItem(name)))] as const),
   );
   return namedValues(opened);
+}
+
+/** Opens a stored state value; with an anchor, one older than the version it holds is refused. */
+async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stored"]>, name: string, value: JsonValue, anchorHead: string | undefined) {
+  const envelope = stateDataKeyId(s.key, value);
+  const opened = openState(s.key, s.id, name, envelope, await ctx.keys.forRead(s.key, s.stored, envelope.dataKeyId));
+  const newest = parseHead(anchorHead);
+  if (newest?.dataKeyId === envelope.dataKeyId && (envelope.version ?? 0) < newest.edit) {
+    throw new IntegrityError(s.key, "rolled-back", `state "${name}" is version ${envelope.version ?? 0}, older than the version ${newest.edit} the freshness anchor holds`);
+  }
+  return opened;
 }
 
 export async function setSealedState(ctx: SealingContext, key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
@@ -34,10 +41,14 @@ export async function setSealedState(ctx: SealingContext, key: SessionKey, name:
   appStateName(name);
   const checked = stateValue(value);
   // Under a lock (the caller's, or one taken here), so the data key it seals with is
-  // the session's own even if another process erased and restarted the session.
+  // the session's own even if another process erased and restarted the session, and
+  // (with an anchor) versions of one value never go back.
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
-    const { dataKey } = await ctx.keys.forWrite(s.key, s.stored, lock);
-    await ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked), { lock });
+    const [{ dataKey }, head] = await Promise.all([ctx.keys.forWrite(s.key, s.stored, lock), anchored(ctx.anchor, s.id, stateItem(name))]);
+    const last = parseHead(head);
+    const version = ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.edit + 1 : 1) : undefined;
+    await ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked, version), { lock });
+    if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), headText({ dataKeyId: dataKey.id, edit: version, position: 0 }));
   });
 }
 

@@ -24,12 +24,9 @@ import {
   type TurnLock,
   createKeyFilter,
   createSessionKey,
-  encodeMessages,
-  checkTail,
   encodeSessionKey,
   everySession,
   requireFilterField,
-  toStoredText,
 } from "@memoria/core";
 import { type DataKey, DataKeys } from "./data-keys.js";
 import { allSealedState, sealedState, setSealedState } from "./encrypted-state.js";
@@ -41,7 +38,8 @@ import { OpenedRecords } from "./opened-records.js";
 import { KeyRing } from "./key-ring.js";
 import { SealedRecallIndex } from "./sealed-recall-index.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
-import { openMessages, openRawKey, parseSealedMessage, sealMessage, sealRawKey } from "./sealed-records.js";
+import { appendSealed, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
+import { openRawKey, sealRawKey } from "./sealed-records.js";
 
 export type { EncryptionOptions } from "./encryption-options.js";
 
@@ -83,6 +81,7 @@ export class EncryptedStore implements HistoryStore {
       stored: (key) => this.#stored(key),
       rawKey: (stored) => (this.#hasher ? this.#rawKey(stored) : Promise.resolve(stored)),
       underLock: (id, stored, lock, write) => this.#underLock(id, stored, lock, write),
+      anchor: options.anchor,
     };
     const plaintextCache = options.plaintextCache ?? 4_000_000;
     if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
@@ -100,48 +99,12 @@ export class EncryptedStore implements HistoryStore {
     return this.#hasher ? this.#hasher.filter(checked) : checked;
   }
 
-  async read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
-    const s = this.#stored(key);
-    const at = this.#keys.tick();
-    const stored = await this.inner.read(s.stored, options);
-    if (stored.length === 0) {
-      if (options?.last !== 0) this.#keys.saw(s.id, at, undefined, -1);
-      return [];
-    }
-    const records = stored.map((message) => parseSealedMessage(s.key, message));
-    const last = records[records.length - 1]!;
-    const dataKey = await this.#keys.forRead(s.key, s.stored, last.dataKeyId);
-    const messages = openMessages(s.key, s.id, records, { id: last.dataKeyId, key: dataKey }, this.#opened);
-    this.#keys.saw(s.id, at, last.dataKeyId, last.position);
-    return messages;
+  read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+    return readSealed(this.#info, this.#opened, key, options);
   }
 
-  async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
-    const s = this.#stored(key);
-    const encoded = encodeMessages(messages); // refuses what cannot be stored before anything is written
-    const payloads = encoded.map((message, index) => toStoredText(message, index));
-    if (payloads.length === 0) return this.inner.append(s.stored, [], options);
-    return this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
-      const last = async () => {
-        const [tail] = await this.inner.read(s.stored, { last: 1 });
-        return tail ? parseSealedMessage(s.key, tail).position : -1;
-      };
-      const { dataKey, next } = await this.#keys.forWrite(s.key, s.stored, lock, last);
-      const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, next + i, payload));
-      let result: AppendResult;
-      try {
-        result = await this.inner.append(s.stored, sealed, { ...options, lock });
-      } catch (error) {
-        this.#keys.forget(s.id);
-        throw error;
-      }
-      this.#keys.appended(s.id, result.appended ? next + sealed.length - 1 : undefined);
-      // The next read will find these at the end of its window: no need to open them again.
-      if (result.appended) {
-        for (let i = 0; i < sealed.length; i++) this.#opened.set(s.id, next + i, sealed[i]!.content as string, encoded[i]!, payloads[i]!.length);
-      }
-      return result;
-    });
+  append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    return appendSealed(this.#info, this.#opened, key, messages, options);
   }
 
   /**
@@ -240,36 +203,14 @@ export class EncryptedStore implements HistoryStore {
     return removed;
   }
 
-  /**
-   * An edit: the new messages are sealed at the positions of those they replace,
-   * so positions stay an unbroken run. A record the edit replaced is sealed for the
-   * same position under the same data key: someone able to write the inner store
-   * could put it back (a rollback of the edit) without `IntegrityError`.
-   */
+  /** An edit, sealed so that the records it replaced cannot be written back unnoticed: see sealed-history.ts. */
   async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
-    const s = this.#stored(key);
-    checkTail(tail);
-    const payloads = encodeMessages(tail.messages).map((message, index) => toStoredText(message, index));
-    await this.#underLock(s.id, s.stored, options?.lock, async (lock) => {
-      // The position of the first record replaced, or the one after the last kept.
-      const window = await this.inner.read(s.stored, { last: Math.max(1, tail.count - tail.from + 1) });
-      const records = window.map((message) => parseSealedMessage(s.key, message));
-      const first = tail.from < tail.count ? records[records.length - (tail.count - tail.from)] : records[records.length - 1];
-      const start = first === undefined ? 0 : tail.from < tail.count ? first.position : first.position + 1;
-      const { dataKey } = await this.#keys.forWrite(s.key, s.stored, lock, async () => start - 1);
-      const sealed = payloads.map((payload, i) => sealMessage(dataKey, s.id, start + i, payload));
-      this.#opened.forget(s.id);
-      try {
-        await this.inner.replaceTail!(s.stored, { from: tail.from, count: tail.count, messages: sealed }, { lock });
-      } finally {
-        this.#keys.forget(s.id);
-      }
-    });
+    return replaceSealedTail(this.#info, this.#opened, key, tail, options);
   }
 
   // trim and lock are left off (withoutMissingCalls) where the inner store has none.
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
-    return this.inner.trim!(this.#stored(key).stored, options);
+    return trimSealed(this.#info, key, options);
   }
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {

@@ -1,3 +1,4 @@
+import type { FreshnessAnchor } from "./freshness-anchor.js";
 import type { KeyMaterial, KeySource } from "./key-ring.js";
 
 export interface EncryptionOptions {
@@ -24,4 +25,13 @@ export interface EncryptionOptions {
    * The text never leaves the process; 0 turns the cache off. @default 4_000_000
    */
   plaintextCache?: number;
+  /**
+   * Where the newest head of each session is kept outside the store (see
+   * `storeAnchor`), so that a store rolled back whole to an older consistent point
+   * is refused (`IntegrityError` "truncated" / "rolled-back"). Without one, records
+   * cut from a write, records of two points in time, and records an edit replaced
+   * are still refused, and so is anything older than this process saw.
+   * One more call per write (after it) and per read (alongside it).
+   */
+  anchor?: FreshnessAnchor;
 }

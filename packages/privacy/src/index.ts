@@ -1,5 +1,6 @@
 export { type EncryptionOptions, EncryptedStore, encryptStore } from "./encrypted-store.js";
 export { DATA_KEY_STATE } from "./data-keys.js";
+export { type FreshnessAnchor, storeAnchor } from "./freshness-anchor.js";
 export type { KeyMaterial, KeySource } from "./key-ring.js";
 export type { RekeyOptions, RekeyProgress, RekeyReport } from "./rekey.js";
 export { SEALED_ROLE } from "./sealed-records.js";

@@ -54,7 +54,7 @@ export async function rekeySessions(context: RekeyContext, stored: AsyncIterable
         const current = await keys.record(key, key); // again, under the lock
         if (current && current.k !== activeKeyId) {
           const dataKey = await keys.unwrap(key, key, current);
-          const rewrapped = await keys.wrap(key, { id: current.id, bytes: dataKey.key.export() }, current.key ? { key: current.key } : {});
+          const rewrapped = await keys.wrap(key, { id: current.id, bytes: dataKey.key.export() }, { key: current.key, m: current.m });
           await inner.setState(key, DATA_KEY_STATE, rewrapped as unknown as JsonValue, { lock });
           progress.rewrapped++;
         }

@@ -6,52 +6,101 @@ import { open, seal } from "./seal.js";
 
 /** The role of a stored sealed message: all a store (or anyone reading it) learns of it. */
 export const SEALED_ROLE = "memoria.sealed";
-const MESSAGE_PREFIX = "ms1.";
+/** Records written before chains (read, never written): `ms1.<data key id>.<position>.<sealed>`. */
+const V1_PREFIX = "ms1.";
+const MESSAGE_PREFIX = "ms2.";
 const STATE_PREFIX = "ss1.";
+const STATE_V2_PREFIX = "ss2.";
+/** Characters of a record's envelope its successor names: the end of its GCM tag (12 bytes). */
+const LINK_LENGTH = 16;
 
-/** A sealed message as read back: which data key sealed it, its position, and where its sealed text starts. */
-export interface SealedMessage {
+/** Where a record stands in its session's history, as sealed into it. */
+export interface RecordPlace {
+  position: number;
+  /** Position of the last record of the write that stored it. */
+  end: number;
+  /** How many edits the session had when it was written (its generation). */
+  edit: number;
+  /** The end of the previous record's envelope ("" when it had none); undefined for a record of the first format. */
+  link?: string;
+}
+
+/** A sealed message as read back: which data key sealed it, where it stands, and where its sealed text starts. */
+export interface SealedMessage extends RecordPlace {
   /** The stored text whole: what the opened-record cache compares. */
   envelope: string;
   dataKeyId: string;
-  position: number;
   /** Index in `envelope` where the sealed text starts. */
   sealedAt: number;
 }
 
-const messageAad = (storedKey: string, position: number) => `memoria.message|${storedKey}|${position}`;
-const stateAad = (storedKey: string, name: string) => `memoria.state|${storedKey}|${name}`;
+const messageAad = (storedKey: string, place: RecordPlace) =>
+  place.link === undefined
+    ? `memoria.message|${storedKey}|${place.position}`
+    : `memoria.message.2|${storedKey}|${place.position}|${place.end}|${place.edit}|${place.link}`;
+const stateAad = (storedKey: string, name: string, version?: number) =>
+  version === undefined ? `memoria.state|${storedKey}|${name}` : `memoria.state.2|${storedKey}|${name}|${version}`;
+
+/** What a record's successor names it by. */
+export const linkOf = (envelope: string): string => envelope.slice(-LINK_LENGTH);
 
 /**
- * A message's stored JSON text sealed into a generic message that any store keeps
- * as it is: `ms1.<data key id>.<position>.<sealed>`. The session and the position
- * are bound as associated data, so the record opens only where it was written.
+ * The messages of one write sealed into generic messages that any store keeps as
+ * they are: `ms2.<data key id>.<position>.<end>.<edit>.<link>.<sealed>`. Each is bound
+ * (as associated data) to its session, its position, the last position of its write,
+ * the session's edit count and the end of the record before it, so a record opens
+ * only where it was written, a write cut short shows, and records of two points in
+ * time cannot stand side by side.
  */
-export function sealMessage(dataKey: { id: string; key: KeyObject }, storedKey: string, position: number, payload: string): BaseMessage {
-  const sealed = seal(dataKey.key, Buffer.from(payload), messageAad(storedKey, position));
-  return new ChatMessage({ role: SEALED_ROLE, content: `${MESSAGE_PREFIX}${dataKey.id}.${position}.${sealed}` });
+export function sealWrite(
+  dataKey: { id: string; key: KeyObject },
+  storedKey: string,
+  at: { start: number; edit: number; link: string },
+  payloads: readonly string[],
+): BaseMessage[] {
+  const end = at.start + payloads.length - 1;
+  let link = at.link;
+  return payloads.map((payload, i) => {
+    const place = { position: at.start + i, end, edit: at.edit, link };
+    const sealed = seal(dataKey.key, Buffer.from(payload), messageAad(storedKey, place));
+    const envelope = `${MESSAGE_PREFIX}${dataKey.id}.${place.position}.${end}.${at.edit}.${link}.${sealed}`;
+    link = linkOf(envelope);
+    return new ChatMessage({ role: SEALED_ROLE, content: envelope });
+  });
 }
+
+const wholeNumber = (text: string) => {
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n >= 0 && String(n) === text ? n : undefined;
+};
 
 /** Reads the envelope of a stored message; a message that is not one is refused. */
 export function parseSealedMessage(key: SessionKey, message: BaseMessage): SealedMessage {
   const content = message.content;
-  if ((message as ChatMessage).role !== SEALED_ROLE || typeof content !== "string" || !content.startsWith(MESSAGE_PREFIX)) {
+  if ((message as ChatMessage).role !== SEALED_ROLE || typeof content !== "string" || !(content.startsWith(MESSAGE_PREFIX) || content.startsWith(V1_PREFIX))) {
     throw new IntegrityError(key, "not-sealed", "a stored message is not sealed (written without encryption, or replaced)");
   }
-  const idEnd = content.indexOf(".", MESSAGE_PREFIX.length);
-  const positionEnd = idEnd < 0 ? -1 : content.indexOf(".", idEnd + 1);
-  const position = positionEnd < 0 ? Number.NaN : Number(content.slice(idEnd + 1, positionEnd));
-  if (idEnd <= MESSAGE_PREFIX.length || !Number.isSafeInteger(position) || position < 0 || String(position) !== content.slice(idEnd + 1, positionEnd) || positionEnd === content.length - 1) {
+  const v1 = content.startsWith(V1_PREFIX);
+  // The fields between dots: id, position, and (second format) end, edit and link.
+  const fields: string[] = [];
+  let from = MESSAGE_PREFIX.length;
+  for (let n = v1 ? 2 : 5; n > 0; n--) {
+    const dot = content.indexOf(".", from);
+    if (dot < 0) break;
+    fields.push(content.slice(from, dot));
+    from = dot + 1;
+  }
+  const [dataKeyId = "", position, end, edit] = [fields[0], ...fields.slice(1, 4).map(wholeNumber)];
+  const complete = v1 ? fields.length === 2 : fields.length === 5 && end !== undefined && edit !== undefined && end >= (position ?? 0);
+  if (!complete || dataKeyId === "" || position === undefined || from === content.length) {
     throw new IntegrityError(key, "tampered", "a sealed message has a malformed envelope");
   }
-  return { envelope: content, dataKeyId: content.slice(MESSAGE_PREFIX.length, idEnd), position, sealedAt: positionEnd + 1 };
+  return v1
+    ? { envelope: content, dataKeyId, position, end: position, edit: 0, sealedAt: from }
+    : { envelope: content, dataKeyId, position, end: end as number, edit: edit as number, link: fields[4], sealedAt: from };
 }
 
-/**
- * Checks that read records stand in an unbroken run of positions (a window may
- * start anywhere; records removed by `trim` are only ever the oldest), then opens
- * each. A record moved, copied or dropped within the session breaks the run.
- */
+/** Opens records sealed under `dataKey`, each at most once per process while it stays unchanged; record-chain.ts then checks how they stand. */
 export function openMessages(
   key: SessionKey,
   storedKey: string,
@@ -63,12 +112,9 @@ export function openMessages(
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as SealedMessage;
     if (record.dataKeyId !== dataKey.id) throw new IntegrityError(key, "misplaced", `the record at position ${record.position} is sealed under another session's data key`);
-    if (i > 0 && record.position !== (records[i - 1] as SealedMessage).position + 1) {
-      throw new IntegrityError(key, "misplaced", `the record at position ${record.position} follows position ${(records[i - 1] as SealedMessage).position}`);
-    }
     let message = opened.get(storedKey, record.position, record.envelope);
     if (message === undefined) {
-      const bytes = open(dataKey.key, record.envelope.slice(record.sealedAt), messageAad(storedKey, record.position));
+      const bytes = open(dataKey.key, record.envelope.slice(record.sealedAt), messageAad(storedKey, record));
       if (!bytes) throw new IntegrityError(key, "tampered", `the record at position ${record.position} does not open (changed, or moved from elsewhere)`);
       const text = bytes.toString("utf8");
       message = parseOpened(key, text);
@@ -87,25 +133,41 @@ function parseOpened(key: SessionKey, text: string): EncodedMessage {
   }
 }
 
-/** A state value's JSON text sealed under the session's data key, bound to the session and the value's name. */
-export function sealState(dataKey: { id: string; key: KeyObject }, storedKey: string, name: string, value: JsonValue): string {
-  return `${STATE_PREFIX}${dataKey.id}.${seal(dataKey.key, Buffer.from(JSON.stringify(value)), stateAad(storedKey, name))}`;
+/**
+ * A state value's JSON text sealed under the session's data key, bound to the session,
+ * the value's name and (where a freshness anchor keeps state heads) its version:
+ * `ss1.<data key id>.<sealed>`, or `ss2.<data key id>.<version>.<sealed>`.
+ */
+export function sealState(dataKey: { id: string; key: KeyObject }, storedKey: string, name: string, value: JsonValue, version?: number): string {
+  const sealed = seal(dataKey.key, Buffer.from(JSON.stringify(value)), stateAad(storedKey, name, version));
+  return version === undefined ? `${STATE_PREFIX}${dataKey.id}.${sealed}` : `${STATE_V2_PREFIX}${dataKey.id}.${version}.${sealed}`;
 }
 
-/** The data key id a sealed state value names. */
-export function stateDataKeyId(key: SessionKey, stored: JsonValue): { dataKeyId: string; sealed: string } {
-  if (typeof stored !== "string" || !stored.startsWith(STATE_PREFIX)) {
+/** A sealed state value's envelope: the data key id it names, its version (if it has one), and its sealed text. */
+export interface SealedState {
+  dataKeyId: string;
+  version?: number;
+  sealed: string;
+}
+
+/** The data key id (and version) a sealed state value names. */
+export function stateDataKeyId(key: SessionKey, stored: JsonValue): SealedState {
+  const v2 = typeof stored === "string" && stored.startsWith(STATE_V2_PREFIX);
+  if (typeof stored !== "string" || !(v2 || stored.startsWith(STATE_PREFIX))) {
     throw new IntegrityError(key, "not-sealed", "a state value is not sealed (written without encryption, or replaced)");
   }
   const dot = stored.indexOf(".", STATE_PREFIX.length);
-  if (dot < 0) throw new IntegrityError(key, "tampered", "a sealed state value has a malformed envelope");
-  return { dataKeyId: stored.slice(STATE_PREFIX.length, dot), sealed: stored.slice(dot + 1) };
+  const versionEnd = v2 && dot > 0 ? stored.indexOf(".", dot + 1) : dot;
+  const version = v2 ? wholeNumber(stored.slice(dot + 1, versionEnd)) : undefined;
+  if (dot < 0 || versionEnd < 0 || (v2 && version === undefined)) throw new IntegrityError(key, "tampered", "a sealed state value has a malformed envelope");
+  return { dataKeyId: stored.slice(STATE_PREFIX.length, dot), version, sealed: stored.slice(versionEnd + 1) };
 }
 
-export function openState(key: SessionKey, storedKey: string, name: string, sealed: string, dataKey: KeyObject): JsonValue {
-  const text = open(dataKey, sealed, stateAad(storedKey, name));
-  if (!text) throw new IntegrityError(key, "tampered", `state "${name}" does not open (changed, or moved from another session or name)`);
-  return JSON.parse(text.toString("utf8")) as JsonValue;
+export function openState(key: SessionKey, storedKey: string, name: string, sealed: string | SealedState, dataKey: KeyObject): JsonValue {
+  const { sealed: text, version } = typeof sealed === "string" ? { sealed, version: undefined } : sealed;
+  const bytes = open(dataKey, text, stateAad(storedKey, name, version));
+  if (!bytes) throw new IntegrityError(key, "tampered", `state "${name}" does not open (changed, or moved from another session or name)`);
+  return JSON.parse(bytes.toString("utf8")) as JsonValue;
 }
 
 /** The raw session key, sealed into its data key record when ids are hashed, so `list` can give it back. */

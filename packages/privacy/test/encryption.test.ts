@@ -19,7 +19,7 @@ describe("encryptStore", () => {
     const [raw] = await inner.read(key);
     expect(raw!.getType()).toBe("generic");
     expect((raw as unknown as { role: string }).role).toBe(SEALED_ROLE);
-    expect(String(raw!.content)).toMatch(/^ms1\.[A-Za-z0-9_-]+\.0\.[A-Za-z0-9_-]+$/);
+    expect(String(raw!.content)).toMatch(/^ms2\.[A-Za-z0-9_-]+\.0\.0\.0\.\.[A-Za-z0-9_-]+$/);
     expect(JSON.stringify(await inner.getState(key, "summary"))).not.toContain("vault");
     const [back] = await store.read(key);
     expect(back).toBeInstanceOf(HumanMessage);

@@ -11,6 +11,7 @@ import { scopesSuite } from "./scopes.js";
 import { fencingSuite } from "./fencing.js";
 import { sessionsSuite } from "./sessions.js";
 import { stateSuite } from "./state.js";
+import { rollbackSuite } from "./rollback.js";
 import { tamperSuite } from "./tamper.js";
 import { runHistoryStoreSuite } from "../store-suite.js";
 
@@ -49,7 +50,7 @@ export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, la
  * Privacy, proven on one kind of store: the whole conformance suite run through
  * `guardStore(redactStore(encryptStore(store)))`, the key-field suites again with
  * encryption and hashed ids, tampering of
- * every kind refused, a key rotation that ends with the old key dropped, and (where
+ * every kind refused, truncation and rollback refused, a key rotation that ends with the old key dropped, and (where
  * the setup can scan the store's raw data) no plaintext of a message, a summary or
  * a hashed user id anywhere in it.
  */
@@ -68,6 +69,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   stateSuite(withHashedIds);
   fencingSuite(withHashedIds);
   tamperSuite(setup, sealed);
+  rollbackSuite(setup, sealed);
 
   describe(`${setup.name}: encryption at rest`, () => {
     const inner = useStore(setup);

@@ -11,7 +11,7 @@ import type { StoreSuiteSetup } from "../types.js";
  * Writes a session's raw records and state back as an attacker with database access
  * would: the same data key record, the records given (in the order given).
  */
-async function rewrite(inner: HistoryStore, key: SessionKey, records: BaseMessage[], state: Record<string, JsonValue | undefined>) {
+export async function rewrite(inner: HistoryStore, key: SessionKey, records: BaseMessage[], state: Record<string, JsonValue | undefined>) {
   await inner.clear(key);
   for (const [name, value] of Object.entries(state)) if (value !== undefined) await inner.setState(key, name, value);
   await inner.append(key, records);
@@ -27,8 +27,8 @@ function flipped(record: BaseMessage): BaseMessage {
 
 /** A sealed record whose envelope claims another position. */
 function relabelled(record: BaseMessage, position: number): BaseMessage {
-  const [prefix, id, , sealed] = String(record.content).split(".");
-  return new ChatMessage({ role: (record as ChatMessage).role, content: `${prefix}.${id}.${position}.${sealed}` });
+  const [prefix, id, , ...rest] = String(record.content).split(".");
+  return new ChatMessage({ role: (record as ChatMessage).role, content: [prefix, id, position, ...rest].join(".") });
 }
 
 /** Tampering with sealed data at rest, each kind refused with a typed error and nothing returned. */
@@ -62,7 +62,7 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
       await rewrite(inner(), a.key, [a.records[0]!, b.records[1]!, a.records[2]!], a.state);
       await expect(store().read(a.key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "misplaced" });
       // The same record under the victim's data key id: its seal is bound to the other session.
-      const forged = new ChatMessage({ role: "memoria.sealed", content: String(b.records[1]!.content).replace(/^ms1\.[^.]+\./, `ms1.${String(a.records[1]!.content).split(".")[1]}.`) });
+      const forged = new ChatMessage({ role: "memoria.sealed", content: String(b.records[1]!.content).replace(/^(ms\d\.)[^.]+\./, `$1${String(a.records[1]!.content).split(".")[1]}.`) });
       await rewrite(inner(), a.key, [a.records[0]!, forged, a.records[2]!], a.state);
       await expect(store().read(a.key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "tampered" });
       await rewrite(inner(), a.key, a.records, { ...a.state, summary: b.state.summary });

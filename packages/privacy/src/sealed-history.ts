@@ -1,0 +1,170 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  IntegrityError,
+  type ReadOptions,
+  type SessionKey,
+  type TailReplacement,
+  checkTail,
+  encodeMessages,
+  toStoredText,
+  trimCount,
+} from "@memoria/core";
+import type { Tail } from "./data-keys.js";
+import type { SealingContext } from "./encrypted-info.js";
+import { MESSAGES_ITEM, anchor, anchored, headText, parseHead } from "./freshness-anchor.js";
+import type { OpenedRecords } from "./opened-records.js";
+import { type Head, type HistoryMarks, checkHead, checkRun, headOf } from "./record-chain.js";
+import { type SealedMessage, linkOf, openMessages, parseSealedMessage, sealWrite } from "./sealed-records.js";
+
+/* A session's messages under encryption: sealed writes that chain, and reads that check the chain and the head. */
+
+const NO_TAIL: Tail = { position: -1, edit: 0, link: "" };
+const tailOf = (record: SealedMessage): Tail => ({ position: record.position, edit: record.edit, link: linkOf(record.envelope) });
+
+/** How far back a read may not go: refusals of a read against what was seen before it. */
+type Freshness = (newest: Head) => void;
+
+export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+  const s = ctx.stored(key);
+  const at = ctx.keys.tick();
+  const windowed = options?.last !== 0;
+  const [stored, anchorHead] = await Promise.all([ctx.inner.read(s.stored, options), windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined]);
+  if (stored.length === 0) {
+    // Every record gone reads as a session trimmed or erased: there is no newest record to check.
+    if (windowed) ctx.keys.saw(s.id, at, undefined, NO_TAIL);
+    return [];
+  }
+  const records = stored.map((message) => parseSealedMessage(s.key, message));
+  const newest = records[records.length - 1] as SealedMessage;
+  const dataKey = await ctx.keys.forRead(s.key, s.stored, newest.dataKeyId);
+  const messages = openMessages(s.key, s.id, records, { id: newest.dataKeyId, key: dataKey }, opened);
+  const seen = ctx.keys.headBefore(s.id, at);
+  const fresh: Freshness = (head) => {
+    checkHead(s.key, head, seen, "this process saw");
+    checkHead(s.key, head, parseHead(anchorHead), "the freshness anchor holds");
+  };
+  try {
+    checkHistory(s.key, records, ctx.keys.marksOf(s.id, newest.dataKeyId), fresh);
+  } catch (error) {
+    // The marks cached with the data key may predate an edit made elsewhere: fetch them once more.
+    if (!IntegrityError.isInstance(error) || error.reason === "misplaced" || error.reason === "mixed") throw error;
+    ctx.keys.forget(s.id);
+    await ctx.keys.forRead(s.key, s.stored, newest.dataKeyId);
+    checkHistory(s.key, records, ctx.keys.marksOf(s.id, newest.dataKeyId), fresh);
+  }
+  if (windowed) ctx.keys.saw(s.id, at, newest.dataKeyId, tailOf(newest));
+  ctx.keys.reached(s.id, headOf(newest));
+  return messages;
+}
+
+function checkHistory(key: SessionKey, records: readonly SealedMessage[], marks: HistoryMarks | undefined, fresh: Freshness) {
+  checkRun(key, records, marks);
+  fresh(headOf(records[records.length - 1] as SealedMessage));
+}
+
+export async function appendSealed(
+  ctx: SealingContext,
+  opened: OpenedRecords,
+  key: SessionKey,
+  messages: readonly BaseMessage[],
+  options?: AppendOptions,
+): Promise<AppendResult> {
+  const s = ctx.stored(key);
+  const encoded = encodeMessages(messages); // refuses what cannot be stored before anything is written
+  const payloads = encoded.map((message, index) => toStoredText(message, index));
+  if (payloads.length === 0) return ctx.inner.append(s.stored, [], options);
+  return ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
+    const newest = async () => {
+      const [tail] = await ctx.inner.read(s.stored, { last: 1 });
+      return tail ? tailOf(parseSealedMessage(s.key, tail)) : NO_TAIL;
+    };
+    const { dataKey, start } = await ctx.keys.forWrite(s.key, s.stored, lock, newest);
+    const sealed = sealWrite(dataKey, s.id, start, payloads);
+    let result: AppendResult;
+    try {
+      result = await ctx.inner.append(s.stored, sealed, { ...options, lock });
+    } catch (error) {
+      ctx.keys.forget(s.id);
+      throw error;
+    }
+    if (!result.appended) {
+      ctx.keys.appended(s.id, undefined); // a retried turn: where the session ends is not known here
+      return result;
+    }
+    const last = sealed[sealed.length - 1]!.content as string;
+    const position = start.start + sealed.length - 1;
+    ctx.keys.appended(s.id, { position, edit: start.edit, link: linkOf(last) });
+    // The next read will find these at the end of its window: no need to open them again.
+    for (let i = 0; i < sealed.length; i++) opened.set(s.id, start.start + i, sealed[i]!.content as string, encoded[i]!, payloads[i]!.length);
+    const head = { dataKeyId: dataKey.id, edit: start.edit, position };
+    ctx.keys.reached(s.id, head);
+    await anchor(ctx.anchor, s.id, MESSAGES_ITEM, headText(head));
+    return result;
+  });
+}
+
+/**
+ * An edit: the new messages are sealed at the positions of those they replace, with
+ * the session's edit count one higher, and the newest record kept is sealed again
+ * with them (so the session's newest record always carries the latest edit count,
+ * even when the edit only removed messages). The data key record then notes where
+ * the edit started: a replaced record written back is refused (`rolled-back`).
+ */
+export async function replaceSealedTail(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions) {
+  const s = ctx.stored(key);
+  checkTail(tail);
+  const replaced = tail.count - tail.from;
+  const messages = encodeMessages(tail.messages);
+  await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
+    // The replaced records, the one before them (kept, and sealed again) and the one before that (its link).
+    const window = (await ctx.inner.read(s.stored, { last: replaced + 2 })).map((message) => parseSealedMessage(s.key, message));
+    const { dataKey } = await ctx.keys.forWrite(s.key, s.stored, lock);
+    const kept = tail.from > 0 ? window[window.length - replaced - 1] : undefined;
+    const payloads = messages.map((message, index) => toStoredText(message, index));
+    if (kept) {
+      const [message] = openMessages(s.key, s.id, [kept], dataKey, opened);
+      payloads.unshift(toStoredText(encodeMessages([message!])[0]!, 0));
+    }
+    const before = window[window.length - replaced - 2];
+    const newest = window[window.length - 1];
+    const marks = dataKey.marks ?? {};
+    const edit = Math.max(newest?.edit ?? 0, marks.edit?.count ?? 0, marks.floor?.edit ?? 0) + 1;
+    const start = (kept ?? window[window.length - replaced])?.position ?? marks.floor?.next ?? 0;
+    const link = kept?.link ?? (before ? linkOf(before.envelope) : "");
+    const sealed = sealWrite(dataKey, s.id, { start, edit, link }, payloads);
+    opened.forget(s.id);
+    try {
+      await ctx.inner.replaceTail!(s.stored, { from: kept ? tail.from - 1 : tail.from, count: tail.count, messages: sealed }, { lock });
+      await ctx.keys.mark(s.key, s.stored, lock, (current) => ({ ...current, edit: { count: edit, from: start } }));
+    } finally {
+      ctx.keys.forget(s.id);
+    }
+    if (sealed.length > 0) {
+      const head = { dataKeyId: dataKey.id, edit, position: start + sealed.length - 1 };
+      ctx.keys.reached(s.id, head);
+      await anchor(ctx.anchor, s.id, MESSAGES_ITEM, headText(head));
+    }
+  });
+}
+
+/**
+ * Removes the oldest records. One that empties the session first notes, sealed in
+ * the data key record, where positions go on, so they never start over under one
+ * data key (a head seen earlier would take that for records removed).
+ */
+export async function trimSealed(ctx: SealingContext, key: SessionKey, options: { oldest: number }): Promise<number> {
+  const s = ctx.stored(key);
+  const oldest = trimCount(options);
+  const count = oldest === 0 ? 0 : await ctx.inner.count(s.stored);
+  if (count > 0 && oldest >= count) {
+    const [newest] = await ctx.inner.read(s.stored, { last: 1 });
+    if (newest) {
+      const record = parseSealedMessage(s.key, newest);
+      await ctx.keys.mark(s.key, s.stored, undefined, (marks) => ({ ...marks, floor: { next: record.position + 1, edit: record.edit } }));
+    }
+  }
+  return ctx.inner.trim!(s.stored, options);
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto";
+import { type BaseMessage, ChatMessage, HumanMessage } from "@langchain/core/messages";
+import { createInMemoryStore, encodeMessages, encodeSessionKey, toStoredText } from "@memoria/core";
+import { describe, expect, it } from "vitest";
+import { DataKeys } from "../src/data-keys.js";
+import { KeyRing } from "../src/key-ring.js";
+import { seal } from "../src/seal.js";
+import { SEALED_ROLE, type FreshnessAnchor, encryptStore, storeAnchor } from "../src/index.js";
+
+const keys = { A: randomBytes(32) };
+const options = { keys, activeKeyId: "A" };
+const words = (messages: BaseMessage[]) => messages.map((m) => String(m.content));
+
+describe("sealed history", () => {
+  it("reads records of the first format (no chain) and chains new records onto them", async () => {
+    const inner = createInMemoryStore();
+    const key = { sessionId: "old" };
+    await encryptStore(inner, options).setState(key, "summary", "made the data key");
+    const dataKey = (await new DataKeys(inner, new KeyRing(keys, "A"), 10).fetch(key, key))!;
+    const stored = encodeSessionKey(key);
+    // As the previous release sealed them: ms1.<data key id>.<position>.<sealed>, bound to the session and position.
+    const v1 = encodeMessages([new HumanMessage("one"), new HumanMessage("two")]).map((message, position) => {
+      const sealed = seal(dataKey.key, Buffer.from(toStoredText(message, position)), `memoria.message|${stored}|${position}`);
+      return new ChatMessage({ role: SEALED_ROLE, content: `ms1.${dataKey.id}.${position}.${sealed}` });
+    });
+    await inner.append(key, v1);
+    expect(words(await encryptStore(inner, options).read(key))).toEqual(["one", "two"]);
+    await encryptStore(inner, options).append(key, [new HumanMessage("three")]);
+    expect(words(await encryptStore(inner, options).read(key))).toEqual(["one", "two", "three"]);
+    const raw = await inner.read(key);
+    expect(String(raw[2]!.content)).toMatch(/^ms2\./);
+    // A first-format record after a chained one was not written by memoria.
+    const late = seal(dataKey.key, Buffer.from(toStoredText(encodeMessages([new HumanMessage("late")])[0]!, 3)), `memoria.message|${stored}|3`);
+    await inner.append(key, [new ChatMessage({ role: SEALED_ROLE, content: `ms1.${dataKey.id}.3.${late}` })]);
+    await expect(encryptStore(inner, options).read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "mixed" });
+  });
+
+  it("anchors a turn with one call alongside the read and one after the write, and says so when the anchor fails", async () => {
+    const inner = createInMemoryStore();
+    const heads = storeAnchor(createInMemoryStore());
+    const calls: string[] = [];
+    let failing: "get" | "set" | undefined;
+    const anchor: FreshnessAnchor = {
+      get: async (session, item) => {
+        calls.push(`get ${item}`);
+        if (failing === "get") throw new Error("anchor down");
+        return heads.get(session, item);
+      },
+      set: async (session, item, value) => {
+        calls.push(`set ${item}`);
+        if (failing === "set") throw new Error("anchor down");
+        return heads.set(session, item, value);
+      },
+    };
+    const store = encryptStore(inner, { ...options, anchor });
+    const key = { sessionId: "anchored" };
+    await store.read(key);
+    await store.append(key, [new HumanMessage("hi")]);
+    expect(calls).toEqual(["get messages", "set messages"]);
+    failing = "set";
+    const lost = await store.append(key, [new HumanMessage("stored anyway")]).catch((e: unknown) => e);
+    expect(lost).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "unknown" });
+    expect(await inner.count(key)).toBe(2); // the write was stored; the anchor is behind, never ahead
+    failing = "get";
+    await expect(store.read(key)).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    await expect(store.getState(key, "summary")).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    failing = undefined;
+    expect(words(await encryptStore(inner, { ...options, anchor }).read(key))).toEqual(["hi", "stored anyway"]);
+    await store.setState(key, "summary", 1);
+    await store.setState(key, "summary", 2);
+    expect(await heads.get(encodeSessionKey(key), "state.summary")).toMatch(/\.2\.0$/); // versions go up one per write
+    expect(() => storeAnchor(undefined as never)).toThrow(/storeAnchor needs a store/);
+  });
+});
