@@ -1,5 +1,6 @@
 import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
+import { IntegrityError } from "./access.js";
 import { MemoriaError } from "./errors.js";
 import { randomId } from "./random-id.js";
 import { type JsonValue, NotJsonError, toJsonValue } from "./json-value.js";
@@ -16,6 +17,13 @@ export interface ReadOptions {
    * @default all messages
    */
   last?: number;
+  /**
+   * Hand back records sealed by `encryptStore` as they are stored: what its own reads
+   * ask for. Without it, a session that holds sealed records is an `IntegrityError`
+   * (`reason: "sealed"`) saying to open the store through `encryptStore`, never
+   * ciphertext read as messages.
+   */
+  sealed?: boolean;
 }
 
 export interface AppendOptions extends FencedWriteOptions {
@@ -226,6 +234,28 @@ export function readWindow(options: ReadOptions | undefined): number | undefined
     throw new MemoriaError("INVALID_ARGUMENT", `read() option "last" must be a whole number >= 0, got ${String(last)}.`);
   }
   return last;
+}
+
+/** The role of a message sealed by `encryptStore`, as stores keep it. */
+export const SEALED_ROLE = "memoria.sealed";
+
+/**
+ * What every store's `read` returns through: the messages, unless one of them is a
+ * record sealed by `encryptStore` and the caller did not ask for sealed records
+ * (`{ sealed: true }`).
+ */
+export function refuseSealed(key: SessionKey, messages: BaseMessage[], options: ReadOptions | undefined): BaseMessage[] {
+  if (options?.sealed === true) return messages;
+  for (const message of messages) {
+    if ((message as { role?: unknown }).role === SEALED_ROLE) {
+      throw new IntegrityError(
+        key,
+        "sealed",
+        "the session was written through encryptStore and holds sealed records; open the store as encryptStore(store, { keys, activeKeyId }) to read it",
+      );
+    }
+  }
+  return messages;
 }
 
 /** Checks `list` options; returns the page size. */

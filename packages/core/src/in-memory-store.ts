@@ -13,6 +13,7 @@ import {
   type TurnLock,
   listLimit,
   readWindow,
+  refuseSealed,
   requireFilterField,
   namedValues,
   stateName,
@@ -139,7 +140,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const id = sessionKeyId(key);
       const last = readWindow(readOptions);
       const messages = touch(id)?.messages ?? [];
-      return give(messages, last === undefined ? 0 : Math.max(0, messages.length - last));
+      return refuseSealed(key, give(messages, last === undefined ? 0 : Math.max(0, messages.length - last)), readOptions);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

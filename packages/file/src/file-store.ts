@@ -40,6 +40,7 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
+  refuseSealed,
 } from "@memoria/core";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
@@ -100,7 +101,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const wanted = last ?? Number.POSITIVE_INFINITY;
       // An unchanged file is answered from the cache without a promise of its own.
       const turns = tails.cached(p.file, info, wanted) ?? (await tails.read(p.file, info, wanted));
-      return lastMessages(turns, last ?? Number.POSITIVE_INFINITY);
+      return refuseSealed(key, lastMessages(turns, last ?? Number.POSITIVE_INFINITY), readOptions);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

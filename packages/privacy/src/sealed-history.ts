@@ -31,7 +31,7 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
   const s = ctx.stored(key);
   const at = ctx.keys.tick();
   const windowed = options?.last !== 0;
-  const [stored, anchorHead] = await Promise.all([ctx.inner.read(s.stored, options), windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined]);
+  const [stored, anchorHead] = await Promise.all([ctx.inner.read(s.stored, { ...options, sealed: true }), windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined]);
   if (stored.length === 0) {
     // Every record gone reads as a session trimmed or erased: there is no newest record to check.
     if (windowed) ctx.keys.saw(s.id, at, undefined, NO_TAIL);
@@ -78,7 +78,7 @@ export async function appendSealed(
   if (payloads.length === 0) return ctx.inner.append(s.stored, [], options);
   return ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
     const newest = async () => {
-      const [tail] = await ctx.inner.read(s.stored, { last: 1 });
+      const [tail] = await ctx.inner.read(s.stored, { last: 1, sealed: true });
       return tail ? tailOf(parseSealedMessage(s.key, tail)) : NO_TAIL;
     };
     const { dataKey, start } = await ctx.keys.forWrite(s.key, s.stored, lock, newest);
@@ -120,7 +120,7 @@ export async function replaceSealedTail(ctx: SealingContext, opened: OpenedRecor
   const messages = encodeMessages(tail.messages);
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
     // The replaced records, the one before them (kept, and sealed again) and the one before that (its link).
-    const window = (await ctx.inner.read(s.stored, { last: replaced + 2 })).map((message) => parseSealedMessage(s.key, message));
+    const window = (await ctx.inner.read(s.stored, { last: replaced + 2, sealed: true })).map((message) => parseSealedMessage(s.key, message));
     const { dataKey } = await ctx.keys.forWrite(s.key, s.stored, lock);
     const kept = tail.from > 0 ? window[window.length - replaced - 1] : undefined;
     const payloads = messages.map((message, index) => toStoredText(message, index));
@@ -160,7 +160,7 @@ export async function trimSealed(ctx: SealingContext, key: SessionKey, options: 
   const oldest = trimCount(options);
   const count = oldest === 0 ? 0 : await ctx.inner.count(s.stored);
   if (count > 0 && oldest >= count) {
-    const [newest] = await ctx.inner.read(s.stored, { last: 1 });
+    const [newest] = await ctx.inner.read(s.stored, { last: 1, sealed: true });
     if (newest) {
       const record = parseSealedMessage(s.key, newest);
       await ctx.keys.mark(s.key, s.stored, undefined, (marks) => ({ ...marks, floor: { next: record.position + 1, edit: record.edit } }));

@@ -1,11 +1,10 @@
 import type { KeyObject } from "node:crypto";
 import { type BaseMessage, ChatMessage } from "@langchain/core/messages";
-import { type EncodedMessage, IntegrityError, type JsonValue, type SessionKey, decodeMessage } from "@memoria/core";
+import { type EncodedMessage, IntegrityError, type JsonValue, SEALED_ROLE, type SessionKey, decodeMessage } from "@memoria/core";
 import type { OpenedRecords } from "./opened-records.js";
 import { open, seal } from "./seal.js";
 
-/** The role of a stored sealed message: all a store (or anyone reading it) learns of it. */
-export const SEALED_ROLE = "memoria.sealed";
+export { SEALED_ROLE };
 /** Records written before chains (read, never written): `ms1.<data key id>.<position>.<sealed>`. */
 const V1_PREFIX = "ms1.";
 const MESSAGE_PREFIX = "ms2.";

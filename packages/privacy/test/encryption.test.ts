@@ -16,7 +16,7 @@ describe("encryptStore", () => {
     const key = { sessionId: "s" };
     await store.append(key, [new HumanMessage({ content: "the vault code is 1234", id: "h1" })]);
     await store.setState(key, "summary", { text: "a vault code was given" });
-    const [raw] = await inner.read(key);
+    const [raw] = await inner.read(key, { sealed: true });
     expect(raw!.getType()).toBe("generic");
     expect((raw as unknown as { role: string }).role).toBe(SEALED_ROLE);
     expect(String(raw!.content)).toMatch(/^ms2\.[A-Za-z0-9_-]+\.0\.0\.0\.\.[A-Za-z0-9_-]+$/);
@@ -113,7 +113,7 @@ describe("encryptStore", () => {
     const config = { configurable: { sessionId: "s", caller: "ada" } };
     expect(await chain.invoke("mail me at ada@example.com", config)).toBe("seen: mail me at ada@example.com");
     expect(words(await store.as(config).read({ sessionId: "s" }))).toEqual(["mail me at [email removed]", "seen: mail me at [email removed]"]);
-    expect(JSON.stringify(await inner.read({ sessionId: "s" }))).not.toContain("mail me");
+    expect(JSON.stringify(await inner.read({ sessionId: "s" }, { sealed: true }))).not.toContain("mail me");
     await expect(store.read({ sessionId: "s" })).rejects.toMatchObject({ code: "FORBIDDEN" });
     await expect(chain.invoke("hi", { configurable: { sessionId: "s", caller: "eve" } })).rejects.toMatchObject({ code: "FORBIDDEN" });
   });

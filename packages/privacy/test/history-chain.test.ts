@@ -27,7 +27,7 @@ describe("sealed history", () => {
     expect(words(await encryptStore(inner, options).read(key))).toEqual(["one", "two"]);
     await encryptStore(inner, options).append(key, [new HumanMessage("three")]);
     expect(words(await encryptStore(inner, options).read(key))).toEqual(["one", "two", "three"]);
-    const raw = await inner.read(key);
+    const raw = await inner.read(key, { sealed: true });
     expect(String(raw[2]!.content)).toMatch(/^ms2\./);
     // A first-format record after a chained one was not written by memoria.
     const late = seal(dataKey.key, Buffer.from(toStoredText(encodeMessages([new HumanMessage("late")])[0]!, 3)), `memoria.message|${stored}|3`);

@@ -42,6 +42,7 @@ import {
   stateValue,
   trimCount,
   turnIdOf,
+  refuseSealed,
 } from "@memoria/core";
 import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
@@ -125,7 +126,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const last = readWindow(readOptions);
       if (last === 0) return [];
       const items = await guarded((r) => (last === undefined ? r.lrange(messages, 0, -1) : r.lrange(messages, -last, -1)));
-      return decodeMessages(items);
+      return refuseSealed(key, decodeMessages(items), readOptions);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

@@ -33,6 +33,7 @@ import {
   turnIdOf,
   type RecallIndex,
   withoutScopes,
+  refuseSealed,
 } from "@memoria/core";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
@@ -108,7 +109,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       if (!isReady) await ready();
       if (last === 0) return [];
       const payloads = last === undefined ? await column(reads.all, [id]) : await column(reads.last, reads.lastParams(id, last));
-      return decodeMessages(payloads);
+      return refuseSealed(key, decodeMessages(payloads), readOptions);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {

@@ -9,7 +9,7 @@ import { rewrite } from "./tamper.js";
 
 /** A session's raw records and state, as an attacker with a copy of the database keeps them. */
 async function snapshot(inner: HistoryStore, key: SessionKey): Promise<{ records: BaseMessage[]; state: Record<string, JsonValue> }> {
-  return { records: await inner.read(key), state: await inner.getAllState!(key) };
+  return { records: await inner.read(key, { sealed: true }), state: await inner.getAllState!(key) };
 }
 
 /**

@@ -41,7 +41,7 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
       const key = randomKey("sealed");
       await store().append(key, numbered(size));
       await store().setState(key, "summary", { text: "what was said" });
-      const records = await inner().read(key);
+      const records = await inner().read(key, { sealed: true });
       const state = { [DATA_KEY_STATE]: await inner().getState(key, DATA_KEY_STATE), summary: await inner().getState(key, "summary") };
       return { key, records, state };
     }
@@ -81,6 +81,17 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
       await expect(store().read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "tampered" });
       await rewrite(inner(), key, records, { ...state, notes: state.summary });
       await expect(store().getState(key, "notes")).rejects.toMatchObject({ code: "INTEGRITY", reason: "tampered" });
+    });
+
+    it("a plain store opened on sealed records: a typed error that says to open it through encryptStore, never ciphertext", async () => {
+      const { key } = await sealedSession();
+      const refused = await inner().read(key).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: "INTEGRITY", reason: "sealed" });
+      expect((refused as Error).message).toMatch(/encryptStore\(store, \{ keys, activeKeyId \}\)/);
+      await expect(inner().read(key, { last: 1 })).rejects.toMatchObject({ code: "INTEGRITY", reason: "sealed" });
+      await expect(inner().history(key).getMessages()).rejects.toMatchObject({ code: "INTEGRITY", reason: "sealed" });
+      expect(await inner().read(key, { sealed: true })).toHaveLength(3); // what encryptStore itself asks for
+      expect(await store().read(key)).toHaveLength(3);
     });
 
     it("a wrong key, an unknown key id, and a plaintext record slipped in", async () => {
