@@ -30,11 +30,22 @@ export interface MongoStoreOptions {
 
 type MongoModule = { MongoClient: new (url: string, options?: object) => MongoClient };
 
-/** An unreachable, hung or closed server as `StoreUnavailableError`, with what a write may have left behind; other errors as they are. */
+/** Driver errors that mean the server could not be reached or answered too late. */
+const UNREACHABLE = /^(MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoTopologyClosedError|MongoOperationTimeoutError)$/;
+/** Errors raised before anything was sent: no server was chosen, or the request could not be built. */
+const NOT_SENT = /^(MongoServerSelectionError|MongoInvalidArgumentError|BSONError|BSONVersionError|BSONOffsetError)$/;
+
+/**
+ * Every error of the driver (unreachable, hung or closed server, a bulk write cut
+ * short, a timeout, a server refusing the call) as `StoreUnavailableError`, with what
+ * a write may have left behind: `outcome` as the caller judged it, "not-stored" when
+ * the request was never sent. memoria's own errors, and anything else (a bug), as they are.
+ */
 export function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown {
   const name = (error as Error)?.name ?? "";
-  if (MemoriaError.isInstance(error) || !/MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoTopologyClosedError|MongoOperationTimeoutError/.test(name)) return error;
-  return new StoreUnavailableError(`MongoDB is unreachable: ${(error as Error).message}.`, { cause: error, outcome });
+  if (MemoriaError.isInstance(error) || !/^(Mongo|BSON)/.test(name)) return error;
+  const what = UNREACHABLE.test(name) ? "MongoDB is unreachable" : `MongoDB failed the call (${name})`;
+  return new StoreUnavailableError(`${what}: ${(error as Error).message}.`, { cause: error, outcome: NOT_SENT.test(name) ? "not-stored" : outcome });
 }
 
 export interface MongoConnection {

@@ -36,6 +36,7 @@ import {
   trimCount,
   turnIdOf,
   withoutScopes,
+  refuseSealed,
 } from "@memoria/core";
 import type { Filter } from "mongodb";
 import { infoOf, recentSessions } from "./conversations.js";
@@ -91,7 +92,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         const base = doc.b ?? 0;
         const from = last === undefined ? base : Math.max(base, doc.n - last);
         const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: doc.n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
-        return decodeMessages(rows.map((row) => row.p));
+        return refuseSealed(sessionKey, decodeMessages(rows.map((row) => row.p)), readOptions);
       });
     },
 

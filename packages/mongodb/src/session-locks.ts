@@ -1,6 +1,7 @@
 import { type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
 import type { Collection, Filter } from "mongodb";
 import type { SessionDoc } from "./documents.js";
+import { unavailable } from "./mongo-connection.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -44,14 +45,20 @@ export function sessionLock(sessions: Collection<SessionDoc>, key: SessionKey, f
         return matchedCount + upsertedCount > 0;
       } catch (error) {
         if ((error as { code?: number })?.code === DUPLICATE_KEY) return false; // held by someone else
-        throw error;
+        throw unavailable(error);
       }
     },
+    // Renewed and released long after `lock()` returned: driver errors are typed here too.
     async renew() {
-      return (await sessions.updateOne(mine, { $set: { [`${field}.x`]: Date.now() + ttlMs } } as never)).matchedCount === 1;
+      const { matchedCount } = await sessions.updateOne(mine, { $set: { [`${field}.x`]: Date.now() + ttlMs } } as never).catch((error: unknown) => {
+        throw unavailable(error);
+      });
+      return matchedCount === 1;
     },
     async release() {
-      await sessions.updateOne(mine, { $set: { [field]: null } } as never);
+      await sessions.updateOne(mine, { $set: { [field]: null } } as never).catch((error: unknown) => {
+        throw unavailable(error);
+      });
     },
   });
 }
