@@ -3,7 +3,6 @@ import {
   type AppendOptions,
   type AppendResult,
   type FencedWriteOptions,
-  IntegrityError,
   type ReadOptions,
   type SessionKey,
   type TailReplacement,
@@ -16,16 +15,13 @@ import type { Tail } from "./data-keys.js";
 import type { SealingContext } from "./encrypted-info.js";
 import { MESSAGES_ITEM, anchor, anchored, headText, parseHead } from "./freshness-anchor.js";
 import type { OpenedRecords } from "./opened-records.js";
-import { type Head, type HistoryMarks, checkHead, checkRun, headOf } from "./record-chain.js";
+import { checkHead, checkRun, headOf } from "./record-chain.js";
 import { type SealedMessage, linkOf, openMessages, parseSealedMessage, sealWrite } from "./sealed-records.js";
 
 /* A session's messages under encryption: sealed writes that chain, and reads that check the chain and the head. */
 
 const NO_TAIL: Tail = { position: -1, edit: 0, link: "" };
 const tailOf = (record: SealedMessage): Tail => ({ position: record.position, edit: record.edit, link: linkOf(record.envelope) });
-
-/** How far back a read may not go: refusals of a read against what was seen before it. */
-type Freshness = (newest: Head) => void;
 
 export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
   const s = ctx.stored(key);
@@ -41,28 +37,15 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
   const newest = records[records.length - 1] as SealedMessage;
   const dataKey = await ctx.keys.forRead(s.key, s.stored, newest.dataKeyId);
   const messages = openMessages(s.key, s.id, records, { id: newest.dataKeyId, key: dataKey }, opened);
-  const seen = ctx.keys.headBefore(s.id, at);
-  const fresh: Freshness = (head) => {
-    checkHead(s.key, head, seen, "this process saw");
-    checkHead(s.key, head, parseHead(anchorHead), "the freshness anchor holds");
-  };
-  try {
-    checkHistory(s.key, records, ctx.keys.marksOf(s.id, newest.dataKeyId), fresh);
-  } catch (error) {
-    // The marks cached with the data key may predate an edit made elsewhere: fetch them once more.
-    if (!IntegrityError.isInstance(error) || error.reason === "misplaced" || error.reason === "mixed") throw error;
-    ctx.keys.forget(s.id);
-    await ctx.keys.forRead(s.key, s.stored, newest.dataKeyId);
-    checkHistory(s.key, records, ctx.keys.marksOf(s.id, newest.dataKeyId), fresh);
-  }
+  // Marks cached with the data key are never too strict: they only grow, and a
+  // session erased and begun again has another data key.
+  checkRun(s.key, records, ctx.keys.marksOf(s.id, newest.dataKeyId));
+  const head = headOf(newest);
+  checkHead(s.key, head, ctx.keys.headBefore(s.id, at), "this process saw");
+  checkHead(s.key, head, parseHead(anchorHead), "the freshness anchor holds");
   if (windowed) ctx.keys.saw(s.id, at, newest.dataKeyId, tailOf(newest));
-  ctx.keys.reached(s.id, headOf(newest));
+  ctx.keys.reached(s.id, head);
   return messages;
-}
-
-function checkHistory(key: SessionKey, records: readonly SealedMessage[], marks: HistoryMarks | undefined, fresh: Freshness) {
-  checkRun(key, records, marks);
-  fresh(headOf(records[records.length - 1] as SealedMessage));
 }
 
 export async function appendSealed(
