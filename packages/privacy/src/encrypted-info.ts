@@ -43,9 +43,9 @@ async function openInfo(ctx: SealingContext, key: SessionKey, stored: SessionKey
     throw new IntegrityError(key, "not-sealed", "the session's title or metadata is not sealed (written without encryption, or replaced)");
   }
   if (sealed === undefined) return out;
-  const { dataKeyId, sealed: body } = stateDataKeyId(key, sealed);
-  const dataKey = await ctx.keys.forRead(key, stored, dataKeyId);
-  const plain = openState(key, encodeSessionKey(stored), INFO_NAME, body, dataKey) as Plain;
+  const envelope = stateDataKeyId(key, sealed);
+  const dataKey = await ctx.keys.forRead(key, stored, envelope.dataKeyId);
+  const plain = openState(key, encodeSessionKey(stored), INFO_NAME, envelope, dataKey) as Plain;
   if (plain.title !== undefined) out.title = plain.title;
   if (plain.metadata !== undefined) out.metadata = plain.metadata;
   return out;

@@ -1,6 +1,6 @@
 import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, stateValue } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
-import { anchor, anchored, headText, parseHead, stateItem } from "./freshness-anchor.js";
+import { anchor, anchored, parseVersion, stateItem, versionText } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 
 /* A session's state values under encryption: each sealed with the session's data key, bound to its name. */
@@ -29,9 +29,9 @@ export async function allSealedState(ctx: SealingContext, key: SessionKey): Prom
 async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stored"]>, name: string, value: JsonValue, anchorHead: string | undefined) {
   const envelope = stateDataKeyId(s.key, value);
   const opened = openState(s.key, s.id, name, envelope, await ctx.keys.forRead(s.key, s.stored, envelope.dataKeyId));
-  const newest = parseHead(anchorHead);
-  if (newest?.dataKeyId === envelope.dataKeyId && (envelope.version ?? 0) < newest.edit) {
-    throw new IntegrityError(s.key, "rolled-back", `state "${name}" is version ${envelope.version ?? 0}, older than the version ${newest.edit} the freshness anchor holds`);
+  const newest = parseVersion(anchorHead);
+  if (newest?.dataKeyId === envelope.dataKeyId && (envelope.version ?? 0) < newest.version) {
+    throw new IntegrityError(s.key, "rolled-back", `state "${name}" is version ${envelope.version ?? 0}, older than the version ${newest.version} the freshness anchor holds`);
   }
   return opened;
 }
@@ -45,10 +45,10 @@ export async function setSealedState(ctx: SealingContext, key: SessionKey, name:
   // (with an anchor) versions of one value never go back.
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
     const [{ dataKey }, head] = await Promise.all([ctx.keys.forWrite(s.key, s.stored, lock), anchored(ctx.anchor, s.id, stateItem(name))]);
-    const last = parseHead(head);
-    const version = ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.edit + 1 : 1) : undefined;
+    const last = parseVersion(head);
+    const version = ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;
     await ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked, version), { lock });
-    if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), headText({ dataKeyId: dataKey.id, edit: version, position: 0 }));
+    if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), versionText({ dataKeyId: dataKey.id, version }));
   });
 }
 

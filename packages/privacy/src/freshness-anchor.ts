@@ -72,6 +72,19 @@ export function parseHead(text: string | undefined): Head | undefined {
   return { dataKeyId, edit: Number(edit), position: Number(position) };
 }
 
+/** A state value's version as the anchor keeps it: the data key it was sealed under, and its number. */
+export interface StateVersion {
+  dataKeyId: string;
+  version: number;
+}
+
+export const versionText = (v: StateVersion) => `${v.dataKeyId}.${v.version}`;
+
+export function parseVersion(text: string | undefined): StateVersion | undefined {
+  const [dataKeyId, version] = text?.split(".") ?? [];
+  return dataKeyId && version !== undefined ? { dataKeyId, version: Number(version) } : undefined;
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -3,7 +3,7 @@ export { DATA_KEY_STATE } from "./data-keys.js";
 export { type FreshnessAnchor, storeAnchor } from "./freshness-anchor.js";
 export type { KeyMaterial, KeySource } from "./key-ring.js";
 export type { RekeyOptions, RekeyProgress, RekeyReport } from "./rekey.js";
-export { SEALED_ROLE } from "./sealed-records.js";
+export { SEALED_ROLE } from "@memoria/core";
 export { ForwardingStore } from "./forwarding-store.js";
 export { GuardedStore, guardStore } from "./guarded-store.js";
 export { type RedactionOptions, RedactingStore, redactMessage, redactStore } from "./redacting-store.js";

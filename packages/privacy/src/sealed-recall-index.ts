@@ -146,8 +146,8 @@ export class SealedRecallIndex implements RecallIndex {
   }
 
   async #open(s: Stored, name: string, value: JsonValue): Promise<JsonValue> {
-    const { dataKeyId, sealed } = stateDataKeyId(s.key, value);
-    return openState(s.key, s.id, name, sealed, await this.ctx.keys.forRead(s.key, s.stored, dataKeyId));
+    const envelope = stateDataKeyId(s.key, value);
+    return openState(s.key, s.id, name, envelope, await this.ctx.keys.forRead(s.key, s.stored, envelope.dataKeyId));
   }
 
   /**

@@ -4,7 +4,6 @@ import { type EncodedMessage, IntegrityError, type JsonValue, SEALED_ROLE, type 
 import type { OpenedRecords } from "./opened-records.js";
 import { open, seal } from "./seal.js";
 
-export { SEALED_ROLE };
 /** Records written before chains (read, never written): `ms1.<data key id>.<position>.<sealed>`. */
 const V1_PREFIX = "ms1.";
 const MESSAGE_PREFIX = "ms2.";
@@ -162,9 +161,8 @@ export function stateDataKeyId(key: SessionKey, stored: JsonValue): SealedState 
   return { dataKeyId: stored.slice(STATE_PREFIX.length, dot), version, sealed: stored.slice(versionEnd + 1) };
 }
 
-export function openState(key: SessionKey, storedKey: string, name: string, sealed: string | SealedState, dataKey: KeyObject): JsonValue {
-  const { sealed: text, version } = typeof sealed === "string" ? { sealed, version: undefined } : sealed;
-  const bytes = open(dataKey, text, stateAad(storedKey, name, version));
+export function openState(key: SessionKey, storedKey: string, name: string, envelope: SealedState, dataKey: KeyObject): JsonValue {
+  const bytes = open(dataKey, envelope.sealed, stateAad(storedKey, name, envelope.version));
   if (!bytes) throw new IntegrityError(key, "tampered", `state "${name}" does not open (changed, or moved from another session or name)`);
   return JSON.parse(bytes.toString("utf8")) as JsonValue;
 }
