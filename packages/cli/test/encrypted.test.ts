@@ -40,6 +40,11 @@ describe("memoria on an encrypted store", () => {
     const rekeyed = await memoria(["rekey", "--store", url, "--keys", rotate]);
     expect(rekeyed.stdout).toBe("rekeyed: 3 of 3 sessions rewrapped under the active key; the others were under it already\n");
     expect((await memoria(["rekey", "--store", url, "--keys", rotate])).stdout).toContain("rekeyed: 0 of 3");
+    // Without --keys, the store refuses to hand sealed records over as messages.
+    const plain = await memoria(["show", "conversationId=c2&userId=ada", "--store", url]);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toBe("");
+    expect(plain.stderr).toMatch(/^memoria: .*\(sealed\).*encryptStore.*\(INTEGRITY\)\n$/);
     const shown = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyB]);
     expect(shown.stdout).toContain("[1] human: secret question 2");
     const stale = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyA]);
