@@ -2,7 +2,8 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { Command } from "commander";
-import { isScopeKey } from "@memoria/core";
+import { type SessionKeyFilter, isScopeKey } from "@memoria/core";
+import type { EncryptedStore } from "@memoria/privacy";
 import { UsageError } from "./cli-error.js";
 import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
 import { headerLine, readExport, snapshotLines } from "./export-format.js";
@@ -138,9 +139,13 @@ export function dataCommands(program: Command): void {
           return;
         }
         if (!options.yes) throw new UsageError(`this would erase ${what}; run again with --yes to erase them.`);
-        const erased = await store.delete(filter);
+        // An encrypted store (--keys) erases with a receipt: whether a per-user key was shredded too.
+        const receipt: { deleted: number; shredded?: SessionKeyFilter } = "erase" in store ? await (store as EncryptedStore).erase(filter) : { deleted: await store.delete(filter) };
         const records = scopeRecords ? "sessions and scope records" : "sessions";
-        process.stdout.write(`erased ${erased} ${records} (${messages} messages), with their state, titles, metadata and locks\n`);
+        process.stdout.write(`erased ${receipt.deleted} ${records} (${messages} messages), with their state, titles, metadata and locks\n`);
+        if (receipt.shredded) {
+          process.stdout.write(`shredded the key of ${showKey(receipt.shredded)}: every copy of its data the store kept is unreadable\n`);
+        }
       }, { keys: options.keys });
     });
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { encryptStore } from "@memoria/privacy";
+import { encryptStore, fileKeyVault } from "@memoria/privacy";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../src/store-url.js";
 import { memoria } from "./run-cli.js";
@@ -55,5 +55,30 @@ describe("memoria on an encrypted store", () => {
     const badFile = await memoria(["sessions", "--store", url, "--keys", join(dir, "missing.json")]);
     expect(badFile.code).toBe(2);
     expect(badFile.stderr).toMatch(/^memoria: cannot read the key file .*missing\.json/);
+  });
+
+  it("erases a user with per-user keys (scopeKeys in the key file): the receipt says the user's key was shredded", async () => {
+    const A = randomBytes(32).toString("base64");
+    const file = keyFile("scoped.json", { activeKeyId: "A", keys: { A }, scopeKeys: { field: "userId", vault: "vault" } });
+    const url = `sqlite:${join(dir, "scoped.db")}`;
+    const { store } = await openStore(url, { create: true });
+    const sealed = encryptStore(store, { keys: { A }, activeKeyId: "A", scopeKeys: { field: "userId", vault: fileKeyVault(join(dir, "vault")) } });
+    await sealed.append({ userId: "ada", conversationId: "c1" }, [new HumanMessage("secret question")]);
+    await sealed.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob's question")]);
+    await sealed.close();
+    expect(readdirSync(join(dir, "vault"))).toHaveLength(2);
+
+    const shown = await memoria(["show", "conversationId=c1&userId=ada", "--store", url, "--keys", file]);
+    expect(shown.stdout).toContain("[1] human: secret question");
+    const erased = await memoria(["erase", "--user", "ada", "--yes", "--store", url, "--keys", file]);
+    expect(erased.stderr).toBe("");
+    expect(erased.stdout).toContain("erased 1 sessions");
+    expect(erased.stdout).toContain("shredded the key of userId=ada");
+    expect(readdirSync(join(dir, "vault"))).toHaveLength(1); // bob's
+    expect((await memoria(["show", "conversationId=c1&userId=bob", "--store", url, "--keys", file])).stdout).toContain("bob's question");
+    const badVault = keyFile("bad-vault.json", { activeKeyId: "A", keys: { A }, scopeKeys: { field: "userId" } });
+    const refused = await memoria(["sessions", "--store", url, "--keys", badVault]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('"scopeKeys"');
   });
 });

@@ -1,6 +1,7 @@
 import { type KeyObject, createSecretKey, randomBytes } from "node:crypto";
 import { type HistoryStore, IntegrityError, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
 import type { KeyRing } from "./key-ring.js";
+import type { ScopeKeys } from "./scope-keys.js";
 import { type Head, type HistoryMarks, isAhead } from "./record-chain.js";
 import { open, randomId, seal } from "./seal.js";
 
@@ -8,14 +9,16 @@ import { open, randomId, seal } from "./seal.js";
 export const DATA_KEY_STATE = "memoria.datakey";
 
 /**
- * A session's data key as stored: its id, the master key that wraps it, the wrapped
- * key, (hashed ids) the sealed raw session key, and its history marks, sealed.
+ * A session's data key as stored: its id, the key that wraps it (a master key, or
+ * with `s` the scope key of the session's `s` field), the wrapped key, (hashed ids)
+ * the sealed raw session key, and its history marks, sealed.
  */
 export interface DataKeyRecord {
   v: 1;
   id: string;
   k: string;
   w: string;
+  s?: string;
   key?: string;
   m?: string;
 }
@@ -50,7 +53,7 @@ const marksAad = (storedKey: string, id: string) => `memoria.marks|${storedKey}|
 
 function isRecord(value: JsonValue | undefined): value is DataKeyRecord & { [k: string]: JsonValue } {
   const v = value as Record<string, unknown> | undefined;
-  return typeof v === "object" && v !== null && v.v === 1 && typeof v.id === "string" && typeof v.k === "string" && typeof v.w === "string";
+  return typeof v === "object" && v !== null && v.v === 1 && typeof v.id === "string" && typeof v.k === "string" && typeof v.w === "string" && (v.s === undefined || typeof v.s === "string");
 }
 
 /**
@@ -72,6 +75,8 @@ export class DataKeys {
     private readonly cacheSize: number,
     /** The raw session key sealed for a new data key record (hashed ids), if any. */
     private readonly sealRawKey?: (key: SessionKey, dataKey: DataKey) => string,
+    /** Per-scope keys (crypto-shredding), if any. */
+    readonly scopes?: ScopeKeys,
   ) {}
 
   /** A reading of the clock, taken before a read whose findings are then recorded with it. */
@@ -222,11 +227,10 @@ export class DataKeys {
   }
 
   async unwrap(key: SessionKey, storedKey: SessionKey, record: DataKeyRecord): Promise<DataKey> {
-    const master = await this.ring.get(record.k);
-    if (!master) throw new IntegrityError(key, "unknown-key", `its data key is sealed under master key "${record.k}", which the key ring does not hold`);
-    const bytes = open(master, record.w, wrapAad(encodeSessionKey(storedKey), record.id));
+    const { wrapping, named } = await this.#wrappingKey(key, storedKey, record);
+    const bytes = open(wrapping, record.w, wrapAad(encodeSessionKey(storedKey), record.id));
     if (bytes?.length !== 32) {
-      throw new IntegrityError(key, "tampered", `its data key does not open with master key "${record.k}" (a wrong key, a changed record, or one moved from another session)`);
+      throw new IntegrityError(key, "tampered", `its data key does not open with ${named} (a wrong key, a changed record, or one moved from another session)`);
     }
     const dataKey: DataKey = { id: record.id, key: createSecretKey(bytes) };
     if (record.m !== undefined) {
@@ -237,11 +241,37 @@ export class DataKeys {
     return dataKey;
   }
 
-  /** The record sealing `dataKey` under the active master key. */
+  /** The key a record's data key is sealed under: a master key from the ring, or its scope's key from the vault. */
+  async #wrappingKey(key: SessionKey, storedKey: SessionKey, record: DataKeyRecord): Promise<{ wrapping: KeyObject; named: string }> {
+    if (record.s === undefined) {
+      const master = await this.ring.get(record.k);
+      if (!master) throw new IntegrityError(key, "unknown-key", `its data key is sealed under master key "${record.k}", which the key ring does not hold`);
+      return { wrapping: master, named: `master key "${record.k}"` };
+    }
+    if (this.scopes?.field !== record.s) {
+      throw new IntegrityError(key, "unknown-key", `its data key is sealed under a per-${record.s} key: open the store with scopeKeys: { field: "${record.s}", vault }`);
+    }
+    const name = this.scopes.nameOf(storedKey);
+    if (name === undefined) throw new IntegrityError(key, "misplaced", `its data key is sealed under a per-${record.s} key, but the session has no ${record.s}`);
+    return { wrapping: await this.scopes.forUnwrap(key, name, record.k), named: `the key of ${name}` };
+  }
+
+  /** True when a record's data key is sealed where new ones are: its scope's key, else the active master key. */
+  isWrappedAsNew(storedKey: SessionKey, record: DataKeyRecord): boolean {
+    return this.scopes?.nameOf(storedKey) !== undefined ? record.s === this.scopes.field : record.s === undefined && record.k === this.ring.activeKeyId;
+  }
+
+  /** The record sealing `dataKey` under its scope's key where the session has one, else under the active master key. */
   async wrap(storedKey: SessionKey, dataKey: { id: string; bytes: Buffer }, extra: { key?: string; m?: string } = {}): Promise<DataKeyRecord> {
-    const master = await this.ring.active();
-    const w = seal(master, dataKey.bytes, wrapAad(encodeSessionKey(storedKey), dataKey.id));
-    const record: DataKeyRecord = { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w };
+    const aad = wrapAad(encodeSessionKey(storedKey), dataKey.id);
+    const name = this.scopes?.nameOf(storedKey);
+    let record: DataKeyRecord;
+    if (this.scopes && name !== undefined) {
+      const scopeKey = await this.scopes.forWrap(storedKey, name);
+      record = { v: 1, id: dataKey.id, k: scopeKey.id, s: this.scopes.field, w: seal(scopeKey.key, dataKey.bytes, aad) };
+    } else {
+      record = { v: 1, id: dataKey.id, k: this.ring.activeKeyId, w: seal(await this.ring.active(), dataKey.bytes, aad) };
+    }
     if (extra.key !== undefined) record.key = extra.key;
     if (extra.m !== undefined) record.m = extra.m;
     return record;

@@ -36,12 +36,25 @@ import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
 import { KeyRing } from "./key-ring.js";
+import { ScopeKeys } from "./scope-keys.js";
 import { SealedRecallIndex } from "./sealed-recall-index.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
 import { appendSealed, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
 import { openRawKey, sealRawKey } from "./sealed-records.js";
 
 export type { EncryptionOptions } from "./encryption-options.js";
+
+/** What an erasure did. */
+export interface ErasureReceipt {
+  /** The filter erased, as given. */
+  filter: SessionKeyFilter;
+  /** Sessions (conversations and scope records) deleted from the store. */
+  deleted: number;
+  /** The scope whose key was destroyed in the key vault (e.g. `{ userId: "ada" }`); absent when none was. */
+  shredded?: SessionKeyFilter;
+  /** When the erasure finished. */
+  at: Date;
+}
 
 /**
  * A store whose messages and state are sealed with AES-256-GCM before they reach
@@ -73,7 +86,8 @@ export class EncryptedStore implements HistoryStore {
     this.#hasher = hasher;
     // With hashed ids, each data key record also holds the raw key, sealed, for list().
     const rawKey = hasher && ((key: SessionKey, dataKey: DataKey) => sealRawKey(dataKey, encodeSessionKey(hasher.key(key)), key));
-    this.#keys = new DataKeys(inner, this.#ring, cacheSize, rawKey);
+    const scopes = options.scopeKeys && new ScopeKeys(options.scopeKeys, this.#ring, cacheSize);
+    this.#keys = new DataKeys(inner, this.#ring, cacheSize, rawKey, scopes);
     // Title and metadata are sealed as one value: see encrypted-info.ts.
     this.#info = {
       inner,
@@ -190,17 +204,33 @@ export class EncryptedStore implements HistoryStore {
     return raw ? createSessionKey(raw) : stored;
   }
 
+  /** Deletes the sessions matching `filter`; with per-scope keys and a filter of just that field, shreds the scope's key too: see {@link erase}. */
   async delete(filter: SessionKeyFilter): Promise<number> {
+    return (await this.erase(filter)).deleted;
+  }
+
+  /**
+   * `delete`, with a receipt. Where the store has per-scope keys (`scopeKeys`) and
+   * `filter` names just that field (`{ userId }`), the scope's key is destroyed in
+   * the vault first, then its sessions are deleted: every copy of them the engine
+   * still keeps (logs, snapshots, free pages, backups) is unreadable from then on,
+   * even if the deletion itself fails (run it again to remove the rows).
+   */
+  async erase(filter: SessionKeyFilter): Promise<ErasureReceipt> {
     const checked = createKeyFilter(filter);
     requireFilterField(checked);
+    const stored = this.#filter(checked);
+    const scopes = this.#keys.scopes;
+    const scope = scopes && Object.keys(checked).length === 1 ? scopes.nameOf(stored) : undefined;
     const forget = () => {
       this.#keys.forgetAll();
       this.#opened.forgetAll();
     };
     forget();
-    const removed = await this.inner.delete(this.#filter(checked));
+    const shredded = scope !== undefined && (await scopes!.destroy(scope));
+    const deleted = await this.inner.delete(stored);
     forget(); // again: a read that raced the erasure may have cached what it erased
-    return removed;
+    return shredded ? { filter: checked, deleted, shredded: checked, at: new Date() } : { filter: checked, deleted, at: new Date() };
   }
 
   /** An edit, sealed so that the records it replaced cannot be written back unnoticed: see sealed-history.ts. */
@@ -242,7 +272,7 @@ export class EncryptedStore implements HistoryStore {
     // Listed as the inner store keeps them (hashed, where ids are), scope records too.
     const stored = { list: (filter?: SessionKeyFilter, page?: ListOptions) => this.inner.list(this.#filter(filter), page) };
     const sessions = everySession(stored, createKeyFilter(options.filter), { pageSize: options.pageSize, scopes: options.scopes });
-    return rekeySessions({ inner: this.inner, keys: this.#keys, activeKeyId: this.#ring.activeKeyId }, sessions, options);
+    return rekeySessions({ inner: this.inner, keys: this.#keys }, sessions, options);
   }
 
   close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { FreshnessAnchor } from "./freshness-anchor.js";
 import type { KeyMaterial, KeySource } from "./key-ring.js";
+import type { ScopeKeyOptions } from "./scope-keys.js";
 
 export interface EncryptionOptions {
   /**
@@ -34,4 +35,13 @@ export interface EncryptionOptions {
    * One more call per write (after it) and per read (alongside it).
    */
   anchor?: FreshnessAnchor;
+  /**
+   * Per-scope keys, for crypto-shredding: every session and scope record whose key
+   * has `field` (e.g. `userId`) gets its data key sealed under that value's own
+   * key, kept in `vault` (outside the store, sealed under the master key).
+   * `delete({ [field]: value })` destroys the key, so every copy of that scope's
+   * data the engine keeps becomes unreadable at once. Costs one vault read per new
+   * session, none per turn.
+   */
+  scopeKeys?: ScopeKeyOptions;
 }

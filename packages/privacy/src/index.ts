@@ -1,4 +1,6 @@
-export { type EncryptionOptions, EncryptedStore, encryptStore } from "./encrypted-store.js";
+export { type EncryptionOptions, type ErasureReceipt, EncryptedStore, encryptStore } from "./encrypted-store.js";
+export { type KeyVault, fileKeyVault, memoryKeyVault } from "./key-vault.js";
+export type { ScopeKeyOptions } from "./scope-keys.js";
 export { DATA_KEY_STATE } from "./data-keys.js";
 export { type FreshnessAnchor, storeAnchor } from "./freshness-anchor.js";
 export type { KeyMaterial, KeySource } from "./key-ring.js";

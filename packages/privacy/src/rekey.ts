@@ -6,6 +6,8 @@ export interface RekeyProgress {
   seen: number;
   /** Of those, the ones whose data key was rewrapped under the active key. */
   rewrapped: number;
+  /** With per-scope keys: the scope keys rewrapped in the vault under the active master key. */
+  scopeKeys?: number;
 }
 
 export interface RekeyOptions {
@@ -30,29 +32,32 @@ export type RekeyReport = RekeyProgress;
 export interface RekeyContext {
   inner: HistoryStore;
   keys: DataKeys;
-  activeKeyId: string;
 }
 
 /**
  * Rewraps the data key of every session `stored` yields (keys as the inner store
- * holds them: conversations and scope records alike) under the active master key,
- * under the session's turn lock so no turn writes meanwhile. Records, state,
- * titles and metadata stay as they are: they are sealed with the session's data
- * key, which does not change. A session already under the active key is skipped,
- * so a run that was stopped resumes where it left off.
+ * holds them: conversations and scope records alike) where new data keys are
+ * wrapped: under its scope's key when the store has per-scope keys and the session
+ * names that scope (so turning them on reaches sessions written before), else under
+ * the active master key. It runs under the session's turn lock so no turn writes
+ * meanwhile. Records, state, titles and metadata stay as they are: they are sealed
+ * with the session's data key, which does not change. Each scope key met is itself
+ * rewrapped in the vault under the active master key. A session already done is
+ * skipped, so a run that was stopped resumes where it left off.
  */
 export async function rekeySessions(context: RekeyContext, stored: AsyncIterable<SessionKey>, options: RekeyOptions): Promise<RekeyReport> {
-  const { inner, keys, activeKeyId } = context;
-  const progress: RekeyProgress = { seen: 0, rewrapped: 0 };
+  const { inner, keys } = context;
+  const progress: RekeyProgress = keys.scopes ? { seen: 0, rewrapped: 0, scopeKeys: 0 } : { seen: 0, rewrapped: 0 };
+  const scopesDone = new Set<string>();
   options.signal?.throwIfAborted();
   for await (const key of stored) {
     options.signal?.throwIfAborted();
     const record = await keys.record(key, key);
-    if (record && record.k !== activeKeyId) {
+    if (record && !keys.isWrappedAsNew(key, record)) {
       const lock = inner.lock ? await inner.lock(key) : undefined;
       try {
         const current = await keys.record(key, key); // again, under the lock
-        if (current && current.k !== activeKeyId) {
+        if (current && !keys.isWrappedAsNew(key, current)) {
           const dataKey = await keys.unwrap(key, key, current);
           const rewrapped = await keys.wrap(key, { id: current.id, bytes: dataKey.key.export() }, { key: current.key, m: current.m });
           await inner.setState(key, DATA_KEY_STATE, rewrapped as unknown as JsonValue, { lock });
@@ -61,6 +66,11 @@ export async function rekeySessions(context: RekeyContext, stored: AsyncIterable
       } finally {
         await lock?.release();
       }
+    }
+    const scope = keys.scopes?.nameOf(key);
+    if (scope !== undefined && !scopesDone.has(scope)) {
+      scopesDone.add(scope);
+      if (await keys.scopes!.rewrap(key, scope)) progress.scopeKeys = (progress.scopeKeys ?? 0) + 1;
     }
     progress.seen++;
     options.onProgress?.({ ...progress });

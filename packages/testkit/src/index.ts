@@ -11,6 +11,7 @@ export { runHistoryStoreSuite } from "./store-suite.js";
 export { encrypted, privacySuite, testKeys, wrapped } from "./suites/privacy.js";
 export { tamperSuite } from "./suites/tamper.js";
 export { rollbackSuite } from "./suites/rollback.js";
+export { shreddingSuite } from "./suites/shredding.js";
 export { type FaultCounts, FaultLedger, describeCounts } from "./fault-ledger.js";
 export { faultSuite } from "./suites/faults.js";
 export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript } from "./fixtures.js";

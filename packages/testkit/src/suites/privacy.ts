@@ -12,6 +12,7 @@ import { fencingSuite } from "./fencing.js";
 import { sessionsSuite } from "./sessions.js";
 import { stateSuite } from "./state.js";
 import { rollbackSuite } from "./rollback.js";
+import { shreddingSuite } from "./shredding.js";
 import { tamperSuite } from "./tamper.js";
 import { runHistoryStoreSuite } from "../store-suite.js";
 
@@ -70,6 +71,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   fencingSuite(withHashedIds);
   tamperSuite(setup, sealed);
   rollbackSuite(setup, sealed);
+  shreddingSuite(setup, sealed);
 
   describe(`${setup.name}: encryption at rest`, () => {
     const inner = useStore(setup);

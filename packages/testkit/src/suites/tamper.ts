@@ -14,7 +14,7 @@ import type { StoreSuiteSetup } from "../types.js";
 export async function rewrite(inner: HistoryStore, key: SessionKey, records: BaseMessage[], state: Record<string, JsonValue | undefined>) {
   await inner.clear(key);
   for (const [name, value] of Object.entries(state)) if (value !== undefined) await inner.setState(key, name, value);
-  await inner.append(key, records);
+  if (records.length > 0) await inner.append(key, records);
 }
 
 /** A sealed record with one character of its ciphertext changed. */
