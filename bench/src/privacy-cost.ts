@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { HistoryStore } from "@memoria/core";
-import { encryptStore, redactStore } from "@memoria/privacy";
+import { encryptStore, fileKeyVault, redactStore } from "@memoria/privacy";
 import { createRedisStore } from "@memoria/redis";
 import { createSqliteStore } from "@memoria/sql";
 import { collectGarbage, interleaveBlocks, median } from "./measure.js";
@@ -22,18 +22,22 @@ export interface PrivacyCost {
 /**
  * W7: what privacy costs a turn. The same store plain, encrypted (AES-256-GCM,
  * a data key per session), encrypted with hashed ids, and redacted then
- * encrypted; a turn with a 20-message window on a session of `size` messages,
+ * encrypted, and encrypted with per-scope keys in a file vault (crypto-shredding;
+ * the bench's keys have only a session id, so the scope field is that: one vault
+ * key per session, the most vault reads there can be); a turn with a 20-message window on a session of `size` messages,
  * interleaved in blocks so the variants share the machine's drift.
  */
 export async function privacyCost(redisUrl: string, settings: Settings, size = 1_000): Promise<PrivacyCost[]> {
   const keys = { keys: { A: randomBytes(32) }, activeKeyId: "A" };
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-privacy-"));
+  const vault = fileKeyVault(join(dir, "vault"));
   const variants = (make: () => HistoryStore): [string, HistoryStore][] => [
     ["plain", make()],
     ["encrypted", encryptStore(make(), keys)],
+    ["encrypted, per-user keys", encryptStore(make(), { ...keys, scopeKeys: { field: "sessionId", vault } })],
     ["encrypted, hashed ids", encryptStore(make(), { ...keys, hashIds: { secret: randomBytes(32) } })],
     ["redacted + encrypted", redactStore(encryptStore(make(), keys))],
   ];
-  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-privacy-"));
   const stores: [string, [string, HistoryStore][]][] = [
     ["sqlite", variants(() => createSqliteStore({ path: join(dir, "privacy.db") }))],
     ["redis", variants(() => createRedisStore({ url: redisUrl, keyPrefix: "bench-privacy:" }))],
