@@ -6,15 +6,25 @@ type IORedisModule = { default?: new (url: string, options: object) => RedisClie
 const CONNECTION_ERRORS =
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|MaxRetriesPerRequest|Reached the max retries|All sentinels are unreachable|Failed to refresh slots cache|Stream isn't writeable|Command timed out|did not answer within|LOADING|MISCONF|OOM command not allowed|CLUSTERDOWN|TRYAGAIN/i;
 
+/** Errors ioredis and its parser make (redis-errors' classes and ioredis's own), by name. */
+const DRIVER_ERRORS = new Set(["ReplyError", "RedisError", "ParserError", "AbortError", "InterruptError", "MaxRetriesPerRequestError", "ClusterAllFailedError"]);
+
 /**
- * A lost, hung or refusing server as `StoreUnavailableError`; any other error as
- * it is. ioredis resends commands after a reconnect, so a write that failed may
- * still be applied: its outcome is unknown.
+ * Every error of the driver as `StoreUnavailableError`: a lost, hung or refusing
+ * server, or an error reply (a replica after a failover answering READONLY, a
+ * server out of memory). Other errors pass as they are. ioredis resends commands
+ * after a reconnect, and a script that failed part way keeps what it wrote, so a
+ * write that failed may still be applied: its outcome is unknown.
  */
 function unavailable(error: unknown): unknown {
+  if (MemoriaError.isInstance(error)) return error;
+  const name = (error as Error)?.name;
   const message = (error as Error)?.message ?? String(error);
-  if (MemoriaError.isInstance(error) || !CONNECTION_ERRORS.test(`${(error as Error)?.name} ${message}`)) return error;
-  return new StoreUnavailableError(`Redis is unreachable: ${message}.`, { cause: error, outcome: "unknown" });
+  if (CONNECTION_ERRORS.test(`${name} ${message}`)) {
+    return new StoreUnavailableError(`Redis is unreachable: ${message.replace(/\.$/, "")}.`, { cause: error, outcome: "unknown" });
+  }
+  if (DRIVER_ERRORS.has(name)) return new StoreUnavailableError(`Redis refused the command: ${message}`, { cause: error, outcome: "unknown" });
+  return error;
 }
 
 /**

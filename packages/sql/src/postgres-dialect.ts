@@ -77,19 +77,30 @@ const NETWORK_MESSAGES = /Connection terminated|connection timeout|not queryable
 class TimedOut extends Error {}
 
 /**
- * A lost, refused or timed-out connection as `StoreUnavailableError`, with what a
- * write may have left behind; other errors as they are.
+ * Every error of the driver as `StoreUnavailableError`: a lost, refused or
+ * timed-out connection, with what a write may have left behind (`outcome`); or an
+ * error the server answered with (a SQLSTATE code: a full disk, a serialization
+ * failure, a table dropped under the store), after which the statement, and a
+ * transaction it was in, did not apply. Errors of memoria's own pass as they are.
  */
 function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown {
   if (MemoriaError.isInstance(error)) return error;
   const code = (error as { code?: string })?.code;
   const message = (error as Error)?.message ?? String(error);
+  const named = `${message}${code ? ` (${code})` : ""}`;
   if (error instanceof TimedOut || (code && NETWORK_CODES.has(code)) || NETWORK_MESSAGES.test(message)) {
     const refused = code === "ECONNREFUSED" || code === "57P03";
-    return new StoreUnavailableError(`PostgreSQL is unreachable: ${message}${code ? ` (${code})` : ""}.`, { cause: error, outcome: refused ? "not-stored" : outcome });
+    return new StoreUnavailableError(`PostgreSQL is unreachable: ${named}.`, { cause: error, outcome: refused ? "not-stored" : outcome });
+  }
+  if (typeof code === "string" && SQLSTATE.test(code)) {
+    const hint = code.startsWith("53") ? " The server is out of disk, memory or connections." : "";
+    return new StoreUnavailableError(`PostgreSQL refused a statement: ${named}.${hint}`, { cause: error, outcome: "not-stored" });
   }
   return error;
 }
+
+/** A server error's code: five digits or capitals (class and condition). */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   let pool = options.pool;

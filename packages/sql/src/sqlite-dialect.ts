@@ -50,18 +50,21 @@ export const DEFAULT_SQLITE_PATH = "./.memoria/history.db";
 type BetterSqlite3 = new (path: string, options?: { timeout?: number }) => SqliteDatabaseLike;
 
 /** SQLite result codes that mean the disk or the file, not the statement, failed. */
-const STORAGE_CODES = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|PROTOCOL)/;
+const STORAGE_CODES = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|PROTOCOL|CORRUPT|NOTADB)/;
 
 /**
- * A storage failure (a full disk, an I/O error, a database locked past the busy
- * timeout) as `StoreUnavailableError`. A transaction that failed was rolled back
- * whole, so nothing of it was stored; other errors pass as they are.
+ * Every error of the driver (a `SqliteError`, with its `SQLITE_…` code) as
+ * `StoreUnavailableError`: a full disk, an I/O error, a database locked past the
+ * busy timeout, a corrupt file, or a statement the database refused (a table
+ * dropped under the store). A transaction that failed was rolled back whole, and a
+ * statement outside one that failed did not apply, so nothing of it was stored.
  */
 function storageError(error: unknown): unknown {
   const code = (error as { code?: unknown })?.code;
-  if (MemoriaError.isInstance(error) || typeof code !== "string" || !STORAGE_CODES.test(code)) return error;
+  if (MemoriaError.isInstance(error) || typeof code !== "string" || !code.startsWith("SQLITE_")) return error;
   const hint = code.startsWith("SQLITE_FULL") ? " The disk is full: free space, then retry." : "";
-  return new StoreUnavailableError(`SQLite could not write: ${(error as Error).message} (${code}).${hint}`, { cause: error, outcome: "not-stored" });
+  const what = STORAGE_CODES.test(code) ? "SQLite could not use its file" : "SQLite refused a statement";
+  return new StoreUnavailableError(`${what}: ${(error as Error).message} (${code}).${hint}`, { cause: error, outcome: "not-stored" });
 }
 
 /** Creates `path` readable and writable by its owner only (0600), in a folder only the owner can enter (0700), if it is new. */

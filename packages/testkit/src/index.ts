@@ -12,6 +12,8 @@ export { encrypted, privacySuite, testKeys, wrapped } from "./suites/privacy.js"
 export { tamperSuite } from "./suites/tamper.js";
 export { rollbackSuite } from "./suites/rollback.js";
 export { shreddingSuite } from "./suites/shredding.js";
+export { type DriverFaultSetup, driverFaultSuite } from "./suites/driver-faults.js";
+export { type CallTreatment, DriverFaults, type TreatCall } from "./driver-faults.js";
 export { type FaultCounts, FaultLedger, describeCounts } from "./fault-ledger.js";
 export { faultSuite } from "./suites/faults.js";
 export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProblems, transcript } from "./fixtures.js";
