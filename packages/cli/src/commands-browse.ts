@@ -2,8 +2,9 @@ import type { Command } from "commander";
 import Table from "cli-table3";
 import { type SessionInfo, encodeMessage, encodeSessionKey, isScopeKey } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
+import { counted } from "./counted.js";
 import { positive, storeAndFilter, storeOptions } from "./options.js";
-import { parseFilter, parseSession, showKey } from "./session-arg.js";
+import { parseFilter, parseSession, resolveSession, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
 import { withStore } from "./with-store.js";
 import { showHeading, showMessage, showTime } from "./transcript.js";
@@ -42,13 +43,15 @@ export function browseCommands(program: Command): void {
 
   storeOptions(program.command("show"))
     .description("print one conversation as a readable transcript (tool calls and partial answers marked)")
-    .argument("<session>", "a sessionId, field=value&field=value (as `sessions --json` prints in id), or JSON")
+    .argument("<session...>", "a sessionId (unique in the store), field=value field=value (as `sessions` prints it), field=value&field=value, or JSON")
     .option("--last <n>", "only the last n messages")
     .option("--json", "the messages as stored, one JSON object per line")
-    .action(async (session: string, options) => {
-      const key = parseSession(session);
+    .action(async (session: string[], options) => {
+      const text = session.join(" ");
+      parseSession(text); // a malformed name is a usage error before the store is opened
       const last = options.last === undefined ? undefined : positive("--last", options.last);
       await withStore(options.store, async ({ store }) => {
+        const key = await resolveSession(store, text);
         const [messages, count, info] = await Promise.all([store.read(key, { last }), store.count(key), store.info?.(key)]);
         if (count === 0 && !info) throw new UsageError(`no session ${showKey(key)} in this store (see memoria sessions).`);
         if (options.json) {
@@ -84,7 +87,7 @@ export function browseCommands(program: Command): void {
         }
         const stats = { store: label, sessions, messages, users: users.size, largestSession: largest, scopeRecords };
         if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
-        else process.stdout.write(`${label}: ${sessions} sessions, ${messages} messages, ${users.size} users (userId), largest session ${largest} messages${scopeRecords ? `, ${scopeRecords} scope records (long-term memory)` : ""}\n`);
+        else process.stdout.write(`${label}: ${counted(sessions, "session")}, ${counted(messages, "message")}, ${counted(users.size, "user")} (userId), largest session ${counted(largest, "message")}${scopeRecords ? `, ${counted(scopeRecords, "scope record")} (long-term memory)` : ""}\n`);
       }, { keys: options.keys });
     });
 }

@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { type SessionKeyFilter, isScopeKey } from "@memoria/core";
 import type { EncryptedStore } from "@memoria/privacy";
 import { UsageError } from "./cli-error.js";
+import { counted } from "./counted.js";
 import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
 import { headerLine, readExport, snapshotLines } from "./export-format.js";
 import { type LangChainLayout, langChainSessions } from "./langchain-sources.js";
@@ -50,7 +51,7 @@ export function dataCommands(program: Command): void {
           out.end();
           await once(out, "finish");
         }
-        process.stderr.write(`exported ${sessions} sessions, ${messages} messages\n`);
+        process.stderr.write(`exported ${counted(sessions, "session")}, ${counted(messages, "message")}\n`);
       }, { keys: options.keys });
     });
 
@@ -78,7 +79,7 @@ export function dataCommands(program: Command): void {
           seen += snapshot.messages.length;
           sessions++;
         }
-        process.stdout.write(`imported ${sessions} sessions: ${appended} messages appended, ${seen - appended} already there\n`);
+        process.stdout.write(`imported ${counted(sessions, "session")}: ${counted(appended, "message")} appended, ${seen - appended} already there\n`);
       }, { create: true, keys: options.keys });
     });
 
@@ -132,7 +133,7 @@ export function dataCommands(program: Command): void {
           if (isScopeKey(key)) scopeRecords++;
           else messages += await store.count(key);
         }
-        const what = `${doomed.length - scopeRecords} sessions, ${messages} messages${scopeRecords ? `, ${scopeRecords} scope records (facts, profiles)` : ""}`;
+        const what = `${counted(doomed.length - scopeRecords, "session")}, ${counted(messages, "message")}${scopeRecords ? `, ${counted(scopeRecords, "scope record")} (facts, profiles)` : ""}`;
         for (const line of doomed) process.stdout.write(`  ${line}\n`);
         if (options.dryRun) {
           process.stdout.write(`would erase ${what}\n`);
@@ -141,8 +142,8 @@ export function dataCommands(program: Command): void {
         if (!options.yes) throw new UsageError(`this would erase ${what}; run again with --yes to erase them.`);
         // An encrypted store (--keys) erases with a receipt: whether a per-user key was shredded too.
         const receipt: { deleted: number; shredded?: SessionKeyFilter } = "erase" in store ? await (store as EncryptedStore).erase(filter) : { deleted: await store.delete(filter) };
-        const records = scopeRecords ? "sessions and scope records" : "sessions";
-        process.stdout.write(`erased ${receipt.deleted} ${records} (${messages} messages), with their state, titles, metadata and locks\n`);
+        const records = scopeRecords ? counted(receipt.deleted, "session or scope record", "sessions and scope records") : counted(receipt.deleted, "session");
+        process.stdout.write(`erased ${records} (${counted(messages, "message")}), with their state, titles, metadata and locks\n`);
         if (receipt.shredded) {
           process.stdout.write(`shredded the key of ${showKey(receipt.shredded)}: every copy of its data the store kept is unreadable\n`);
         }

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { HistoryStore } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
@@ -75,6 +75,21 @@ export async function openStore(url: string | undefined, options: { create?: boo
       return { store: createFileStore({ directory: localPath(directory, create) }), label };
     }
     default:
-      throw new UsageError(`cannot open ${JSON.stringify(label)}: use one of ${SCHEMES}.`);
+      throw new UsageError(`cannot open ${JSON.stringify(label)}: use one of ${SCHEMES}.${schemeHint(target, scheme)}`);
   }
+}
+
+/** What a store URL without a known scheme most likely meant. */
+function schemeHint(target: string, scheme: string | undefined): string {
+  const known: Record<string, string> = { sqlite3: "sqlite", postgre: "postgres", pg: "postgres", mongo: "mongodb", dir: "file", folder: "file" };
+  if (scheme && known[scheme]) return ` Did you mean ${known[scheme]}:${target.slice(scheme.length + 1)}?`;
+  if (scheme && scheme.length > 1) return ""; // another scheme: the list says what there is
+  // A bare path (or a Windows drive letter): a folder is a file store, anything else an SQLite file.
+  let folder = false;
+  try {
+    folder = statSync(target).isDirectory();
+  } catch {
+    // not there yet: judged by its name
+  }
+  return folder || target.endsWith("/") ? ` Did you mean file:${target}?` : ` Did you mean sqlite:${target}?`;
 }

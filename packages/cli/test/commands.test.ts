@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { type HistoryStore, scopeKeyOf } from "@memoria/core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { openStore } from "../src/store-url.js";
 import { memoria } from "./run-cli.js";
 
@@ -74,6 +74,35 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     const last = await memoria(["show", '{"userId":"ada","conversationId":"c1"}', "--store", url, "--last", "1", "--json"]);
     expect(last.code).toBe(0);
     expect(JSON.parse(last.stdout)).toMatchObject({ type: "ai", data: { content: "It is 18°C and sun" } });
+  });
+
+  it("show takes a session as `sessions` prints it, and a bare sessionId when one session has it", async () => {
+    const table = await memoria(["sessions", "--store", url, "--user", "ada"]);
+    const printed = table.stdout.split("\n").find((line) => line.includes("conversationId=c1"))!.match(/conversationId=c1 userId=ada/)![0];
+    for (const args of [[printed], printed.split(" ")]) {
+      const shown = await memoria(["show", ...args, "--store", url]);
+      expect(shown.stderr).toBe("");
+      expect(shown.stdout).toContain('"Weather in Paris" · 4 messages');
+    }
+    // Sessions of this test only, removed at its end: the tests after it count the seeded ones.
+    const added = [{ sessionId: "trip planning", userId: "ada lovelace" }, { sessionId: "twice", userId: "ada" }, { sessionId: "twice", userId: "bob" }];
+    const { store } = await openStore(url);
+    onTestFinished(async () => {
+      for (const key of added) await store.clear(key);
+      await store.close();
+    });
+    for (const key of added) await store.append(key, [new HumanMessage(`hello from ${key.sessionId}`)]);
+    // Values with spaces print escaped, and read back.
+    const listed = await memoria(["sessions", "--store", url, "--user", "ada lovelace"]);
+    expect(listed.stdout).toContain("sessionId=trip%20planning userId=ada%20lovelace");
+    const escaped = await memoria(["show", "sessionId=trip%20planning", "userId=ada%20lovelace", "--store", url]);
+    expect(escaped.stdout).toContain("[1] human: hello from trip planning");
+    const bare = await memoria(["show", "trip planning", "--store", url]);
+    expect(bare.stdout).toContain("[1] human: hello from trip planning");
+    const ambiguous = await memoria(["show", "twice", "--store", url]);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain('sessionId "twice" is in 2 sessions; name one with its fields:');
+    expect(ambiguous.stderr).toContain("sessionId=twice userId=bob");
   });
 
   it("show: an unknown session or a bad argument is one line and exit code 2", async () => {
@@ -158,14 +187,14 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
   it("erase refuses without --yes, shows what would go, then erases the user's sessions only", async () => {
     const refused = await memoria(["erase", "--store", url, "--user", "bob"]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe("memoria: this would erase 1 sessions, 1 messages; run again with --yes to erase them.\n");
+    expect(refused.stderr).toBe("memoria: this would erase 1 session, 1 message; run again with --yes to erase them.\n");
     const dry = await memoria(["erase", "--store", url, "--user", "bob", "--dry-run"]);
-    expect(dry.stdout).toBe("  conversationId=c1 userId=bob\nwould erase 1 sessions, 1 messages\n");
+    expect(dry.stdout).toBe("  conversationId=c1 userId=bob\nwould erase 1 session, 1 message\n");
     const everything = await memoria(["erase", "--store", url]);
     expect(everything.code).toBe(2);
     const erased = await memoria(["erase", "--store", url, "--user", "bob", "--yes"]);
     expect(erased.code).toBe(0);
-    expect(erased.stdout).toContain("erased 1 sessions (1 messages)");
+    expect(erased.stdout).toContain("erased 1 session (1 message)");
     const left = await memoria(["sessions", "--store", url, "--json"]);
     expect(left.stdout.trim().split("\n").map((line) => JSON.parse(line).key.userId)).toEqual(["ada", "ada"]);
   });
@@ -181,7 +210,7 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     const stats = await memoria(["stats", "--store", url, "--user", "cleo", "--json"]);
     expect(JSON.parse(stats.stdout)).toMatchObject({ sessions: 1, messages: 1, scopeRecords: 1 });
     const file = join(dir, `${tag()}.jsonl`);
-    expect((await memoria(["export", "--store", url, "--user", "cleo", "--out", file])).stderr).toBe("exported 2 sessions, 1 messages\n");
+    expect((await memoria(["export", "--store", url, "--user", "cleo", "--out", file])).stderr).toBe("exported 2 sessions, 1 message\n");
     const target = `sqlite:${join(dir, `${tag()}.db`)}`;
     expect((await memoria(["import", file, "--store", target])).code).toBe(0);
     const copy = (await openStore(target)).store;
@@ -191,8 +220,8 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
       await copy.close();
     }
     const dry = await memoria(["erase", "--store", url, "--user", "cleo", "--dry-run"]);
-    expect(dry.stdout).toBe("  conversationId=c1 userId=cleo\n  memoriaScope=userId userId=cleo\nwould erase 1 sessions, 1 messages, 1 scope records (facts, profiles)\n");
-    expect((await memoria(["erase", "--store", url, "--user", "cleo", "--yes"])).stdout).toContain("erased 2 sessions and scope records (1 messages)");
+    expect(dry.stdout).toBe("  conversationId=c1 userId=cleo\n  memoriaScope=userId userId=cleo\nwould erase 1 session, 1 message, 1 scope record (facts, profiles)\n");
+    expect((await memoria(["erase", "--store", url, "--user", "cleo", "--yes"])).stdout).toContain("erased 2 sessions and scope records (1 message)");
     const { store: after } = await openStore(url);
     try {
       expect(await after.getState(scopeKeyOf({ userId: "cleo" }), "facts")).toBeUndefined();
@@ -213,6 +242,12 @@ describe("memoria: store URLs and failures", () => {
     const unknown = await memoria(["sessions", "--store", "ftp://example"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe('memoria: cannot open "ftp://example": use one of sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder.\n');
+    // A bare path or a near-miss scheme gets the URL it most likely meant.
+    const bare = await memoria(["sessions", "--store", "./history.db"]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(/ Did you mean sqlite:\.\/history\.db\?\n$/);
+    expect((await memoria(["sessions", "--store", dir])).stderr).toContain(` Did you mean file:${dir}?`);
+    expect((await memoria(["sessions", "--store", "sqlite3:./x.db"])).stderr).toContain(" Did you mean sqlite:./x.db?");
     const none = await memoria(["sessions"], { env: { MEMORIA_STORE: "" } });
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/^memoria: no store given: pass --store URL/);

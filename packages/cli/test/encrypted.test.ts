@@ -72,7 +72,7 @@ describe("memoria on an encrypted store", () => {
     expect(shown.stdout).toContain("[1] human: secret question");
     const erased = await memoria(["erase", "--user", "ada", "--yes", "--store", url, "--keys", file]);
     expect(erased.stderr).toBe("");
-    expect(erased.stdout).toContain("erased 1 sessions");
+    expect(erased.stdout).toContain("erased 1 session (1 message)");
     expect(erased.stdout).toContain("shredded the key of userId=ada");
     expect(readdirSync(join(dir, "vault"))).toHaveLength(1); // bob's
     expect((await memoria(["show", "conversationId=c1&userId=bob", "--store", url, "--keys", file])).stdout).toContain("bob's question");

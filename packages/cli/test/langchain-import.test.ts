@@ -55,7 +55,7 @@ describe("memoria import: LangChain's own histories, written by LangChain's clas
       await history.addMessages(original());
       const target = `sqlite:${join(dir, "from-postgres.db")}`;
       const imported = await memoria(["import", inject("databaseUrl"), "--store", target, "--table", table]);
-      expect(imported.stdout).toBe(`imported 1 sessions: ${original().length} messages appended, 0 already there\n`);
+      expect(imported.stdout).toBe(`imported 1 session: ${original().length} messages appended, 0 already there\n`);
       expect((await readBack(target, { sessionId: "ada-1" })).map(fieldsOf)).toEqual(original().map(fieldsOf));
     } finally {
       await pool.end();
@@ -70,7 +70,7 @@ describe("memoria import: LangChain's own histories, written by LangChain's clas
     await history.setContext({ title: "Trip planning", tags: ["travel"] });
     const target = `sqlite:${join(dir, "from-file.db")}`;
     const imported = await memoria(["import", filePath, "--store", target]);
-    expect(imported.stdout).toBe(`imported 1 sessions: ${original().length} messages appended, 0 already there\n`);
+    expect(imported.stdout).toBe(`imported 1 session: ${original().length} messages appended, 0 already there\n`);
     const key = { userId: "ada", sessionId: "trip" };
     expect((await readBack(target, key)).map(fieldsOf)).toEqual(original().map(fieldsOf));
     const { store } = await openStore(target);

@@ -16,14 +16,14 @@ const DRIVER_ERRORS = new Set(["ReplyError", "RedisError", "ParserError", "Abort
  * after a reconnect, and a script that failed part way keeps what it wrote, so a
  * write that failed may still be applied: its outcome is unknown.
  */
-function unavailable(error: unknown): unknown {
+function unavailable(error: unknown, where: string): unknown {
   if (MemoriaError.isInstance(error)) return error;
   const name = (error as Error)?.name;
   const message = (error as Error)?.message ?? String(error);
   if (CONNECTION_ERRORS.test(`${name} ${message}`)) {
-    return new StoreUnavailableError(`Redis is unreachable: ${message.replace(/\.$/, "")}.`, { cause: error, outcome: "unknown" });
+    return new StoreUnavailableError(`Redis at ${where} is unreachable: ${message.replace(/\.$/, "")}.`, { cause: error, outcome: "unknown" });
   }
-  if (DRIVER_ERRORS.has(name)) return new StoreUnavailableError(`Redis refused the command: ${message}`, { cause: error, outcome: "unknown" });
+  if (DRIVER_ERRORS.has(name)) return new StoreUnavailableError(`Redis at ${where} refused the command: ${message}`, { cause: error, outcome: "unknown" });
   return error;
 }
 
@@ -60,8 +60,25 @@ export function redisConnection(given: RedisClient | undefined, url: string | un
     try {
       return await withTimeout(body(client()), timeoutMs, () => new Error(`Redis did not answer within ${timeoutMs} ms (operationTimeoutMs)`));
     } catch (error) {
-      throw unavailable(error);
+      throw unavailable(error, address());
     }
+  }
+
+  /** Where the server is, for errors: the URL without its password, or the given client's host and port. */
+  function address(): string {
+    if (url !== undefined) {
+      try {
+        const parsed = new URL(url);
+        parsed.password = "";
+        parsed.username = "";
+        return parsed.host || url;
+      } catch {
+        return "the given URL";
+      }
+    }
+    const options = (current as { options?: { host?: string; port?: number } } | undefined)?.options;
+    if (given && "nodes" in given && typeof given.nodes === "function" && !options?.host) return "the cluster";
+    return options?.host ? `${options.host}:${options.port ?? 6379}` : "127.0.0.1:6379";
   }
 
   async function close(): Promise<void> {

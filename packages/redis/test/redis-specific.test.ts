@@ -216,3 +216,18 @@ describe("redis erasure on disk", () => {
     }
   }, 60_000);
 });
+
+describe("redis down", () => {
+  it("names the server it could not reach, without its password, in one sentence", async () => {
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    const store = createRedisStore({ url: "redis://:hunter2@127.0.0.1:1", operationTimeoutMs: 5_000 });
+    try {
+      const failed = await store.read({ sessionId: "s" }).catch((error: unknown) => error as Error);
+      expect(failed).toMatchObject({ code: "STORE_UNAVAILABLE" });
+      expect(failed.message).toMatch(/^Redis at 127\.0\.0\.1:1 is unreachable: .*[^.]\.$/);
+      expect(failed.message).not.toContain("hunter2");
+    } finally {
+      await store.close();
+    }
+  });
+});
