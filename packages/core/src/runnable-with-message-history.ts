@@ -18,7 +18,7 @@ import {
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
 import { type Authorize, checkAccess } from "./access.js";
-import { inputMessagesOf, withHistory, withMessages } from "./turn-io.js";
+import { inputMessagesOf, withHistory, withMessages, withWiringHint } from "./turn-io.js";
 import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
 import type { BusySessionPolicy, HistoryInput, InvocableLike, MessageHistoryFactory, RunnableWithMessageHistoryInput } from "./history-runnable-options.js";
 
@@ -117,7 +117,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
         output = await this.runnable.invoke(turn.runnableInput, turn.runnableConfig());
       } catch (error) {
         await turn.saveIncomplete(this.saveOnError, undefined, "failed", error);
-        throw error;
+        throw withWiringHint(error, input, this);
       }
       await turn.save(turn.outputMessages(output));
       return output;
@@ -139,8 +139,9 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     let aggregate: RunOutput | undefined;
     let settled = false;
     try {
-      const stream = await this.runnable.stream(turn.runnableInput, turn.runnableConfig());
       try {
+        // LangChain's stream() runs the chain up to its first chunk: a failure there is the turn failing too.
+        const stream = await this.runnable.stream(turn.runnableInput, turn.runnableConfig());
         for await (const chunk of stream) {
           aggregate = aggregate === undefined ? chunk : (concat(aggregate as never, chunk as never) as RunOutput);
           yield chunk;
@@ -148,7 +149,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       } catch (error) {
         settled = true;
         await turn.saveIncomplete(this.saveOnError, aggregate, "failed", error);
-        throw error;
+        throw withWiringHint(error, input, this);
       }
       settled = true;
       await turn.save(aggregate === undefined ? [] : turn.outputMessages(aggregate));

@@ -64,7 +64,9 @@ export function inputMessagesOf(input: unknown, keys: TurnKeys): BaseMessage[] {
     value = input[key];
     if (Array.isArray(value) && Array.isArray(value[0]) && !isMessageTuple(value[0])) value = value[0];
     if (value === undefined) {
-      throw new MemoriaError("INVALID_INPUT", `The input has no "${key}" field holding the turn's messages; got ${preview(input)}.`);
+      const fields = Object.keys(input);
+      const hint = fields.length ? ` Its fields: ${fields.map((field) => `"${field}"`).join(", ")}; set inputMessagesKey to the one that holds the user's message.` : "";
+      throw new MemoriaError("INVALID_INPUT", `The input has no "${key}" field holding the turn's messages; got ${preview(input)}.${hint}`);
     }
   }
   return toMessages(value, (text) => new HumanMessage(text), "INVALID_INPUT");
@@ -163,4 +165,26 @@ export function withHistory(input: unknown, history: readonly BaseMessage[], inp
 export function withMessages(input: unknown, messages: BaseMessage[], keys: TurnKeys): unknown {
   if (isDict(input) && keys.inputMessagesKey !== undefined) return { ...input, [keys.inputMessagesKey]: messages };
   return messages;
+}
+
+/**
+ * Adds to a prompt's "Missing value for input variable `x`" (LangChain's
+ * INVALID_PROMPT_INPUT) what memoria's wiring has to do with it: most often, the
+ * prompt's MessagesPlaceholder is not named as `historyMessagesKey` says. The
+ * error keeps its type and fields; its message gains the hint.
+ */
+export function withWiringHint(error: unknown, input: unknown, keys: TurnKeys): unknown {
+  const code = (error as { lc_error_code?: unknown } | undefined)?.lc_error_code;
+  const found = code === "INVALID_PROMPT_INPUT" ? /Missing value for input variable `([^`]+)`/.exec((error as Error).message) : null;
+  const missing = found?.[1];
+  if (missing === undefined || (isDict(input) && missing in input) || missing === keys.historyMessagesKey) return error;
+  const set = `historyMessagesKey: "${missing}"`;
+  const hint =
+    keys.historyMessagesKey === undefined
+      ? `If "${missing}" is the prompt's MessagesPlaceholder for the conversation, set ${set} on RunnableWithMessageHistory; otherwise pass "${missing}" in the input.`
+      : `The history goes under historyMessagesKey "${keys.historyMessagesKey}": if the prompt's MessagesPlaceholder is "${missing}", set ${set}; otherwise pass "${missing}" in the input.`;
+  const at = (found?.index ?? 0) + (found?.[0].length ?? 0);
+  const message = (error as Error).message;
+  (error as Error).message = `${message.slice(0, at)}. memoria: ${hint}${message.slice(at)}`;
+  return error;
 }

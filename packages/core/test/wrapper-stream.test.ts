@@ -90,6 +90,16 @@ describe("streaming", () => {
     expect(transcript(await store.read(key))).toEqual(expected);
   });
 
+  it("a stream that fails before its first chunk follows saveOnError, not saveOnCancel", async () => {
+    const { chain, store } = wrap(streamingModel(["a "], { failAfter: 0 }), { saveOnError: "input", saveOnCancel: "nothing" });
+    await expect(
+      (async () => {
+        for await (const _ of await chain.stream("go", session));
+      })(),
+    ).rejects.toThrow("stream broke");
+    expect(transcript(await store.read(key))).toEqual(["human: go"]);
+  });
+
   it("holds the session while streaming, so the next turn sees the streamed answer", async () => {
     const store = createInMemoryStore();
     const seen: number[] = [];
