@@ -222,7 +222,7 @@ describe("redis down", () => {
     // Port 1 on loopback: nothing listens there, so the connection is refused at once.
     const store = createRedisStore({ url: "redis://:hunter2@127.0.0.1:1", operationTimeoutMs: 5_000 });
     try {
-      const failed = await store.read({ sessionId: "s" }).catch((error: unknown) => error as Error);
+      const failed = (await store.read({ sessionId: "s" }).catch((error: unknown) => error)) as Error;
       expect(failed).toMatchObject({ code: "STORE_UNAVAILABLE" });
       expect(failed.message).toMatch(/^Redis at 127\.0\.0\.1:1 is unreachable: .*[^.]\.$/);
       expect(failed.message).not.toContain("hunter2");
