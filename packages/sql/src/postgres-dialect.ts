@@ -43,6 +43,7 @@ export interface PostgresStoreOptions extends SqlStoreOptions {
 type PgModule = {
   Pool: new (config: { connectionString?: string; max?: number; connectionTimeoutMillis?: number }) => PgPoolLike & {
     on(event: "error", listener: (error: Error) => void): unknown;
+    on(event: "connect", listener: (client: PgClientLike) => void): unknown;
   };
 };
 
@@ -116,6 +117,11 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // An idle connection dropped by the server must not crash the process; the
     // next query on the pool fails (or reconnects) instead.
     created.on("error", () => {});
+    // Nor one dropped while checked out but between calls (a server killed just as
+    // the pool hands a client over): pg emits the error on the client itself, and
+    // with no listener there Node ends the process. The failure still reaches the
+    // caller through the next query on that client.
+    created.on("connect", (client) => client.on?.("error", () => {}));
     pool = created;
     return created;
   }
