@@ -1,3 +1,4 @@
+import { MemoriaError } from "@memoria/core";
 import { throughKeys } from "./encryption-keys.js";
 import { type OpenedStore, openStore } from "./store-url.js";
 
@@ -14,6 +15,12 @@ export async function withStore<T>(url: string | undefined, body: (opened: Opene
   });
   try {
     return await body(opened);
+  } catch (error) {
+    // The app encrypts this store, and the command was not given its keys.
+    if (options.keys === undefined && (error as { reason?: unknown })?.reason === "sealed" && MemoriaError.isInstance(error)) {
+      throw new MemoriaError(error.code, `${error.message} Pass --keys <file> with the app's master keys (docs/cli.md, "Encrypted stores").`, { cause: error });
+    }
+    throw error;
   } finally {
     await opened.store.close().catch(() => {});
   }

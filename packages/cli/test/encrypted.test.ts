@@ -44,7 +44,7 @@ describe("memoria on an encrypted store", () => {
     const plain = await memoria(["show", "conversationId=c2&userId=ada", "--store", url]);
     expect(plain.code).toBe(1);
     expect(plain.stdout).toBe("");
-    expect(plain.stderr).toMatch(/^memoria: .*\(sealed\).*encryptStore.*\(INTEGRITY\)\n$/);
+    expect(plain.stderr).toMatch(/^memoria: .*\(sealed\).*encryptStore.* Pass --keys <file> with the app's master keys.*\(INTEGRITY\)\n$/);
     const shown = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyB]);
     expect(shown.stdout).toContain("[1] human: secret question 2");
     const stale = await memoria(["show", "conversationId=c2&userId=ada", "--store", url, "--keys", onlyA]);
