@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type HistoryStore, MemoriaError, StoreUnavailableError } from "@memoria/core";
+import { type HistoryStore, MemoriaError } from "@memoria/core";
+import { outsideCall } from "./outside-call.js";
 import type { Head } from "./record-chain.js";
 
 /**
@@ -41,12 +42,8 @@ export const stateItem = (name: string) => `state.${name}`;
 /** The anchor's value, or a typed error naming what failed: a read never goes on unanchored. */
 export async function anchored(anchor: FreshnessAnchor | undefined, session: string, item: string): Promise<string | undefined> {
   if (!anchor) return undefined;
-  try {
-    const value = await anchor.get(session, item);
-    return typeof value === "string" ? value : undefined;
-  } catch (error) {
-    throw new StoreUnavailableError(`The freshness anchor failed to give the head of ${item}: ${describe(error)}.`, { cause: error, outcome: "not-stored" });
-  }
+  const value = await outsideCall(`The freshness anchor failed to give the head of ${item}`, "not-stored", () => anchor.get(session, item));
+  return typeof value === "string" ? value : undefined;
 }
 
 /**
@@ -57,11 +54,7 @@ export async function anchored(anchor: FreshnessAnchor | undefined, session: str
  */
 export async function anchor(anchor: FreshnessAnchor | undefined, session: string, item: string, value: string): Promise<void> {
   if (!anchor) return;
-  try {
-    await anchor.set(session, item, value);
-  } catch (error) {
-    throw new StoreUnavailableError(`The write was stored, but the freshness anchor failed to record it: ${describe(error)}.`, { cause: error, outcome: "unknown" });
-  }
+  await outsideCall("The write was stored, but the freshness anchor failed to record it", "unknown", () => anchor.set(session, item, value));
 }
 
 export const headText = (head: Head) => `${head.dataKeyId}.${head.edit}.${head.position}`;
@@ -83,8 +76,4 @@ export const versionText = (v: StateVersion) => `${v.dataKeyId}.${v.version}`;
 export function parseVersion(text: string | undefined): StateVersion | undefined {
   const [dataKeyId, version] = text?.split(".") ?? [];
   return dataKeyId && version !== undefined ? { dataKeyId, version: Number(version) } : undefined;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,5 +1,6 @@
 import { type KeyObject, createSecretKey } from "node:crypto";
-import { MemoriaError, StoreUnavailableError } from "@memoria/core";
+import { MemoriaError } from "@memoria/core";
+import { outsideCall } from "./outside-call.js";
 
 /** 32 bytes of key, as bytes or as base64 text. */
 export type KeyMaterial = Uint8Array | string;
@@ -68,15 +69,8 @@ export class KeyRing {
     if (typeof source !== "function") {
       material = Object.hasOwn(source, id) ? source[id] : undefined;
     } else {
-      try {
-        material = await source(id);
-      } catch (error) {
-        // A key service that is down is like a store that is down: nothing was written.
-        throw new StoreUnavailableError(`The key source failed to give key "${id}": ${error instanceof Error ? error.message : String(error)}.`, {
-          cause: error,
-          outcome: "not-stored",
-        });
-      }
+      // A key service that is down is like a store that is down: nothing was written.
+      material = await outsideCall(`The key source failed to give key "${id}"`, "not-stored", () => source(id));
     }
     return material === undefined ? undefined : toKeyObject(id, material);
   }

@@ -1,7 +1,8 @@
 import { type KeyObject, createSecretKey, randomBytes } from "node:crypto";
-import { IntegrityError, MemoriaError, type SessionKey, StoreUnavailableError, createSessionKey, encodeSessionKey } from "@memoria/core";
+import { IntegrityError, MemoriaError, type SessionKey, createSessionKey, encodeSessionKey } from "@memoria/core";
 import type { KeyRing } from "./key-ring.js";
 import type { KeyVault } from "./key-vault.js";
+import { outsideCall } from "./outside-call.js";
 import { open, randomId, seal } from "./seal.js";
 
 export interface ScopeKeyOptions {
@@ -21,14 +22,16 @@ interface VaultEntry {
 
 const entryAad = (name: string, id: string) => `memoria.scopekey|${name}|${id}`;
 
-function parseEntry(text: string): VaultEntry | undefined {
+/** A vault entry as stored; a malformed one is `tampered`. */
+function parseEntry(key: SessionKey, name: string, text: string): VaultEntry {
+  let entry: Partial<VaultEntry> | null = null;
   try {
-    const entry = JSON.parse(text) as Partial<VaultEntry> | null;
-    const ok = entry?.v === 1 && typeof entry.id === "string" && typeof entry.k === "string" && typeof entry.w === "string";
-    return ok ? (entry as VaultEntry) : undefined;
+    entry = JSON.parse(text) as Partial<VaultEntry> | null;
   } catch {
-    return undefined;
+    // malformed: refused below
   }
+  if (entry?.v === 1 && typeof entry.id === "string" && typeof entry.k === "string" && typeof entry.w === "string") return entry as VaultEntry;
+  throw new IntegrityError(key, "tampered", `the key vault's entry for ${name} is malformed`);
 }
 
 /**
@@ -71,49 +74,54 @@ export class ScopeKeys {
    * erasure in another process may have destroyed it), and made if there is none.
    */
   async forWrap(key: SessionKey, name: string): Promise<{ id: string; key: KeyObject }> {
-    let text = await this.#call("read", name, "not-stored", () => this.#vault.get(name));
-    if (text === undefined) {
-      const id = randomId();
-      const master = await this.ring.active();
-      const entry: VaultEntry = { v: 1, id, k: this.ring.activeKeyId, w: seal(master, randomBytes(32), entryAad(name, id)) };
-      text = await this.#call("store", name, "not-stored", () => this.#vault.create(name, JSON.stringify(entry)));
+    let entry = await this.#read(key, name);
+    if (!entry) {
+      const made = await this.#sealed(name, randomId(), randomBytes(32));
+      const stored = await outsideCall(`The key vault failed to store the key of ${name}`, "not-stored", () => this.#vault.create(name, made));
+      entry = parseEntry(key, name, stored); // the first writer's, where another process made one meanwhile
     }
-    return this.#open(key, name, text);
+    return this.#open(key, name, entry);
   }
 
   /** The scope key `id` of scope `name`, to open a data key sealed under it. */
   async forUnwrap(key: SessionKey, name: string, id: string): Promise<KeyObject> {
     const cached = this.#opened.get(id);
     if (cached?.name === name) return cached.key;
-    const text = await this.#call("read", name, "not-stored", () => this.#vault.get(name));
-    if (text === undefined) throw new IntegrityError(key, "shredded", `its data key is sealed under the key of ${name}, which the key vault no longer holds (erased)`);
-    const opened = await this.#open(key, name, text);
-    if (opened.id !== id) throw new IntegrityError(key, "shredded", `its data key is sealed under an earlier key of ${name}, destroyed by an erasure`);
-    return opened.key;
+    const entry = await this.#read(key, name);
+    if (!entry) throw new IntegrityError(key, "shredded", `its data key is sealed under the key of ${name}, which the key vault no longer holds (erased)`);
+    if (entry.id !== id) throw new IntegrityError(key, "shredded", `its data key is sealed under an earlier key of ${name}, destroyed by an erasure`);
+    return (await this.#open(key, name, entry)).key;
   }
 
   /** Seals the scope's key in the vault under the active master key; true if it was under another. */
   async rewrap(key: SessionKey, name: string): Promise<boolean> {
-    const text = await this.#call("read", name, "not-stored", () => this.#vault.get(name));
-    if (text === undefined) return false;
-    const entry = parseEntry(text);
-    if (entry?.k === this.ring.activeKeyId) return false;
-    const opened = await this.#open(key, name, text);
-    const master = await this.ring.active();
-    const rewrapped: VaultEntry = { v: 1, id: opened.id, k: this.ring.activeKeyId, w: seal(master, opened.key.export(), entryAad(name, opened.id)) };
-    await this.#call("store", name, "unknown", () => this.#vault.replace(name, JSON.stringify(rewrapped)));
+    const entry = await this.#read(key, name);
+    if (!entry || entry.k === this.ring.activeKeyId) return false;
+    const opened = await this.#open(key, name, entry);
+    const rewrapped = await this.#sealed(name, opened.id, opened.key.export());
+    await outsideCall(`The key vault failed to store the key of ${name}`, "unknown", () => this.#vault.replace(name, rewrapped));
     return true;
   }
 
   /** Destroys the scope's key: what was sealed under it can no longer be opened, anywhere. */
   async destroy(name: string): Promise<boolean> {
     for (const [id, opened] of this.#opened) if (opened.name === name) this.#opened.delete(id);
-    return this.#call("destroy", name, "unknown", () => this.#vault.destroy(name));
+    return outsideCall(`The key vault failed to destroy the key of ${name}`, "unknown", () => this.#vault.destroy(name));
   }
 
-  async #open(key: SessionKey, name: string, text: string): Promise<{ id: string; key: KeyObject }> {
-    const entry = parseEntry(text);
-    if (!entry) throw new IntegrityError(key, "tampered", `the key vault's entry for ${name} is malformed`);
+  /** The scope's vault entry, checked, or undefined when the vault holds none. */
+  async #read(key: SessionKey, name: string): Promise<VaultEntry | undefined> {
+    const text = await outsideCall(`The key vault failed to read the key of ${name}`, "not-stored", () => this.#vault.get(name));
+    return text === undefined ? undefined : parseEntry(key, name, text);
+  }
+
+  /** A vault entry for scope key `id` (`bytes`), sealed under the active master key. */
+  async #sealed(name: string, id: string, bytes: Buffer): Promise<string> {
+    const entry: VaultEntry = { v: 1, id, k: this.ring.activeKeyId, w: seal(await this.ring.active(), bytes, entryAad(name, id)) };
+    return JSON.stringify(entry);
+  }
+
+  async #open(key: SessionKey, name: string, entry: VaultEntry): Promise<{ id: string; key: KeyObject }> {
     const cached = this.#opened.get(entry.id);
     if (cached?.name === name) return { id: entry.id, key: cached.key };
     const master = await this.ring.get(entry.k);
@@ -124,15 +132,5 @@ export class ScopeKeys {
     if (this.#opened.size >= this.cacheSize) this.#opened.delete(this.#opened.keys().next().value as string);
     this.#opened.set(entry.id, { name, key: opened.key });
     return opened;
-  }
-
-  /** A vault call; its failure is the store's kind of failure: typed, with what it may have done. */
-  async #call<T>(what: string, name: string, outcome: "not-stored" | "unknown", call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new StoreUnavailableError(`The key vault failed to ${what} the key of ${name}: ${reason}.`, { cause: error, outcome });
-    }
   }
 }
