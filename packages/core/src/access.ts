@@ -62,8 +62,9 @@ export async function checkAccess(authorize: Authorize | undefined, request: Acc
  * session as read is not the one last written: its newest records are gone
  * (`truncated`), records or a state value from before a later write or edit were put
  * back (`rolled-back`), or records of two points in time stand side by side
- * (`mixed`); or a store opened without `encryptStore` found sealed records (`sealed`); or its per-scope key was destroyed by an erasure
- * (`shredded`). Nothing of it is returned.
+ * (`mixed`); or a store opened without `encryptStore` found sealed records
+ * (`sealed`); or its per-scope key was destroyed by an erasure (`shredded`).
+ * Nothing of it is returned.
  */
 export class IntegrityError extends MemoriaError {
   readonly reason: "tampered" | "misplaced" | "not-sealed" | "unknown-key" | "truncated" | "rolled-back" | "mixed" | "sealed" | "shredded";

@@ -64,22 +64,19 @@ export function redisConnection(given: RedisClient | undefined, url: string | un
     }
   }
 
-  /** Where the server is, for errors: the URL without its password, or the given client's host and port. */
+  /** Where the server is, for errors: the URL's host (never its credentials), or the client's host and port. */
   function address(): string {
     if (url !== undefined) {
       try {
-        const parsed = new URL(url);
-        parsed.password = "";
-        parsed.username = "";
-        return parsed.host || url;
+        return new URL(url).host || "the given URL";
       } catch {
         return "the given URL";
       }
     }
     const options = (current as { options?: { host?: string; port?: number } } | undefined)?.options;
-    if (given && "nodes" in given && typeof given.nodes === "function" && !options?.host) return "the cluster";
-    return options?.host ? `${options.host}:${options.port ?? 6379}` : "127.0.0.1:6379";
+    return options?.host ? `${options.host}:${options.port ?? 6379}` : "the cluster"; // a Cluster's options name no host
   }
+
 
   async function close(): Promise<void> {
     if (closed) return;

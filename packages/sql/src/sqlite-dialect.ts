@@ -59,7 +59,7 @@ const STORAGE_CODES = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|READONLY|NOMEM|P
  * dropped under the store). A transaction that failed was rolled back whole, and a
  * statement outside one that failed did not apply, so nothing of it was stored.
  */
-function storageError(error: unknown): unknown {
+function driverError(error: unknown): unknown {
   const code = (error as { code?: unknown })?.code;
   if (MemoriaError.isInstance(error) || typeof code !== "string" || !code.startsWith("SQLITE_")) return error;
   const hint = code.startsWith("SQLITE_FULL") ? " The disk is full: free space, then retry." : "";
@@ -99,7 +99,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     try {
       opened = new Database(path);
     } catch (error) {
-      throw storageError(error);
+      throw driverError(error);
     }
     if (path !== ":memory:") opened.pragma("journal_mode = WAL");
     opened.pragma(`synchronous = ${options.synchronous === "NORMAL" ? "NORMAL" : "FULL"}`);
@@ -182,7 +182,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     try {
       return Promise.resolve(body());
     } catch (error) {
-      return Promise.reject(storageError(error));
+      return Promise.reject(driverError(error));
     }
   }
 
