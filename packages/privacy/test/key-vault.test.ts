@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInMemoryStore } from "@memoria/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { type KeyVault, encryptStore, fileKeyVault, memoryKeyVault } from "../src/index.js";
+import { type KeyVault, encryptStore, fileKeyVault, guardStore, memoryKeyVault, redactStore } from "../src/index.js";
 import { HumanMessage } from "@langchain/core/messages";
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => new HumanMessage(`message ${i}`));
@@ -84,5 +84,33 @@ describe("encryptStore with scopeKeys", () => {
     await vault.replace("userId=ada", JSON.stringify({ ...entry, k: "Z" }));
     const other = encryptStore(inner, { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } });
     await expect(other.read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "unknown-key" });
+  });
+
+  it("with hashed ids: the vault is named by the hash, never the raw id, and erasing by the raw id shreds", async () => {
+    const vault = memoryKeyVault();
+    const inner = createInMemoryStore();
+    const options = { keys, activeKeyId: "A", hashIds: { secret: randomBytes(32) }, scopeKeys: { field: "userId", vault } };
+    const store = encryptStore(inner, options);
+    const key = { userId: "ada", conversationId: "c1" };
+    await store.append(key, numbered(2));
+    expect(await vault.get("userId=ada")).toBeUndefined();
+    const [stored] = (await inner.list({})).sessions;
+    const named = `userId=${encodeURIComponent(stored!.userId!)}`;
+    expect(await vault.get(named)).toBeDefined();
+    const copy = { records: await inner.read(stored!, { sealed: true }), state: await inner.getAllState!(stored!) };
+    expect(await store.erase({ userId: "ada" })).toMatchObject({ deleted: 1, shredded: { userId: "ada" } });
+    expect(await vault.get(named)).toBeUndefined();
+    for (const [name, value] of Object.entries(copy.state)) await inner.setState(stored!, name, value);
+    await inner.append(stored!, copy.records);
+    await expect(encryptStore(inner, options).read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "shredded" });
+  });
+
+  it("delete through guardStore and redactStore shreds as erase does", async () => {
+    const vault = memoryKeyVault();
+    const store = guardStore(redactStore(encryptStore(createInMemoryStore(), { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } })), () => true);
+    await store.append({ userId: "ada", conversationId: "c1" }, numbered(1));
+    expect(await vault.get("userId=ada")).toBeDefined();
+    expect(await store.delete({ userId: "ada" })).toBe(1);
+    expect(await vault.get("userId=ada")).toBeUndefined();
   });
 });

@@ -25,7 +25,7 @@ driverFaultSuite({
   },
   async destroyStore(store) {
     await store.close();
-    await Promise.all(clients.map((client) => client.quit()));
+    await Promise.all(clients.splice(0).map((client) => client.quit()));
   },
   errors: [
     // What ioredis rejects with once the connection is gone and its retries are spent.

@@ -49,7 +49,7 @@ driverFaultSuite({
   },
   async destroyStore(store) {
     await store.close();
-    await Promise.all(pools.map((pool) => pool.end()));
+    await Promise.all(pools.splice(0).map((pool) => pool.end()));
   },
   errors: [
     ["a connection reset", () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET", errno: -104, syscall: "read" })],

@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
 import { type HistoryStore, MemoriaError } from "@memoria/core";
+import { encryptStore } from "@memoria/privacy";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DriverFaults } from "../driver-faults.js";
 import { numbered, randomKey } from "../fixtures.js";
@@ -19,17 +21,24 @@ export interface DriverFaultSetup {
 
 /**
  * Every store call, failed at each of its driver calls in turn, with each kind of
- * driver error: every failure is a typed `StoreUnavailableError`, an append resolves
+ * driver error (and, through `encryptStore`, with the first kind): every failure is a typed `StoreUnavailableError`, an append resolves
  * if and only if its turn is stored (and a retry with its turn id stores it once),
  * and the store stays usable. Generous timeouts: hundreds of failed calls, some of
  * them waiting out a lock lease, on a machine that may be busy.
  */
 export function driverFaultSuite(setup: DriverFaultSetup): void {
-  describe(`${setup.name}: every driver error on every call is typed, and a write resolves only if stored`, () => {
+  faultsOnEveryCall(setup, setup.name, setup.errors, (store) => store);
+  // Through encryptStore too: its data key records, chain checks and edit marks make driver calls of their own.
+  const keys = { keys: { A: randomBytes(32) }, activeKeyId: "A" };
+  faultsOnEveryCall(setup, `${setup.name} (encrypted)`, setup.errors.slice(0, 1), (store) => encryptStore(store, keys));
+}
+
+function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: DriverFaultSetup["errors"], wrap: (store: HistoryStore) => HistoryStore): void {
+  describe(`${name}: every driver error on every call is typed, and a write resolves only if stored`, () => {
     const { faults } = setup;
     let store: HistoryStore;
     beforeAll(async () => {
-      store = await setup.createStore();
+      store = wrap(await setup.createStore());
     });
     afterAll(async () => {
       faults.disarm();
@@ -62,7 +71,7 @@ export function driverFaultSuite(setup: DriverFaultSetup): void {
       throw new Error(`${name}: the call never got through`);
     }
 
-    for (const [kind, error] of setup.errors) {
+    for (const [kind, error] of errors) {
       it(`${kind}: append resolves if and only if its turn is stored, and a retry stores it once`, async () => {
         const key = randomKey("append");
         await store.append(key, numbered(2));
