@@ -1,0 +1,91 @@
+/**
+ * Where an encrypted turn's extra time goes, phase by phase, with the disk out of the
+ * way: SQLite with `synchronous: "NORMAL"` (no fsync per commit), one process, a
+ * plain and an encrypted store side by side, turns as the wrapper makes them (lock,
+ * read the last 20, append the question and answer under the lock and release it),
+ * alternated in blocks. Also counts the SQL statements each turn runs. Prints
+ * microseconds per phase; asserts nothing.
+ *
+ *   pnpm --filter @memoria/bench breakdown            # 3,000 turns per store and round
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { HistoryStore } from "@memoria/core";
+import { encryptStore } from "@memoria/privacy";
+import { createSqliteStore } from "@memoria/sql";
+import Database from "better-sqlite3";
+
+const TURNS = Number(process.argv[2] ?? 3_000);
+const PHASES = ["lock", "read", "append", "release"] as const;
+type Phase = (typeof PHASES)[number];
+
+/** A better-sqlite3 database whose statement runs are counted. */
+function countedDatabase(path: string, counter: { statements: number }): Database.Database {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const statement = prepare(sql);
+    for (const name of ["run", "all", "get"] as const) {
+      const original = statement[name].bind(statement) as (...args: unknown[]) => unknown;
+      (statement as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        counter.statements++;
+        return original(...args);
+      };
+    }
+    return statement;
+  }) as typeof db.prepare;
+  return db;
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1_000;
+let n = 0;
+const turnMessages = () => [new HumanMessage(`question ${n} about something`), new AIMessage(`answer number ${n++} with some words in it to look like a reply`)];
+
+async function turn(store: HistoryStore, times: Record<Phase, number>): Promise<void> {
+  const key = { sessionId: "breakdown" };
+  let t = now();
+  const lock = await store.lock!(key);
+  times.lock += now() - t;
+  t = now();
+  await store.read(key, { last: 20 });
+  times.read += now() - t;
+  t = now();
+  await store.append(key, turnMessages(), { lock, release: true });
+  times.append += now() - t;
+  t = now();
+  await lock.release();
+  times.release += now() - t;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-breakdown-"));
+try {
+  const counters = { plain: { statements: 0 }, encrypted: { statements: 0 } };
+  const stores: Record<keyof typeof counters, HistoryStore> = {
+    plain: createSqliteStore({ database: countedDatabase(join(dir, "plain.db"), counters.plain) }),
+    encrypted: encryptStore(createSqliteStore({ database: countedDatabase(join(dir, "sealed.db"), counters.encrypted) }), {
+      keys: { A: randomBytes(32) },
+      activeKeyId: "A",
+    }),
+  };
+  for (const name of ["plain", "encrypted"] as const) {
+    for (let i = 0; i < 500; i++) await turn(stores[name], { lock: 0, read: 0, append: 0, release: 0 }); // 1,000 messages, warm
+  }
+  for (let round = 1; round <= 2; round++) {
+    for (const name of ["plain", "encrypted"] as const) {
+      const times: Record<Phase, number> = { lock: 0, read: 0, append: 0, release: 0 };
+      counters[name].statements = 0;
+      for (let i = 0; i < TURNS; i++) await turn(stores[name], times);
+      const phases = PHASES.map((phase) => `${phase} ${(times[phase] / TURNS).toFixed(1)} µs`).join(", ");
+      const total = PHASES.reduce((sum, phase) => sum + times[phase], 0) / TURNS;
+      console.log(`round ${round} ${name.padEnd(9)} turn ${total.toFixed(1)} µs (${phases}); ${(counters[name].statements / TURNS).toFixed(1)} SQL statements a turn`);
+    }
+  }
+  await Promise.all(Object.values(stores).map((store) => store.close()));
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
