@@ -1,0 +1,3 @@
+export { MemoriaSaver, type MemoriaSaverOptions } from "./memoria-saver.js";
+export { ThreadBusyError } from "./errors.js";
+export { THREAD_FIELD } from "./thread-address.js";

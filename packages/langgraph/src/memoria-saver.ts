@@ -1,0 +1,219 @@
+import { isBaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+  WRITES_IDX_MAP,
+  copyCheckpoint,
+  getCheckpointId,
+} from "@langchain/langgraph-checkpoint";
+import { type HistoryStore, type LockOptions, MemoriaError, type TurnLock, encodeSessionKey, validateSessionFields } from "@memoria/core";
+import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
+import { ThreadBusyError } from "./errors.js";
+import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
+import { storeValue } from "./stored-value.js";
+import { THREAD_FIELD, type ThreadAddress, requireThread, stateNames, threadAddress } from "./thread-address.js";
+import { ThreadLocks } from "./thread-lock.js";
+import { ThreadPools } from "./thread-pools.js";
+import { listThread, threadsOf } from "./thread-listing.js";
+
+export interface MemoriaSaverOptions {
+  /** Where threads live: any memoria `HistoryStore`, bare or wrapped (`encryptStore`, `guardStore`, …). */
+  store: HistoryStore;
+  /**
+   * More `configurable` fields that name a thread's session besides `thread_id`,
+   * e.g. `["userId"]`: then `store.delete({ userId })` erases a user's threads.
+   * @default []
+   */
+  keyFields?: readonly string[];
+  /**
+   * Channels whose values are lists of messages, kept once in the thread's memoria
+   * session instead of copied into every checkpoint (the graph's own namespace only).
+   * @default ["messages"]
+   */
+  messageChannels?: readonly string[];
+  /** The turn lock each write takes: its lease and how long to wait for it. */
+  lock?: Pick<LockOptions, "ttlMs" | "waitMs">;
+  serde?: SerializerProtocol;
+}
+
+/** Checkpoint ids read on purpose (time travel) that a put may branch from, per thread and namespace. */
+const FORKS_KEPT = 1_000;
+
+/**
+ * LangGraph's checkpointer on any memoria store: `createAgent({ checkpointer: new
+ * MemoriaSaver({ store }) })`. A thread is a memoria session (`{ threadId }`, plus
+ * `keyFields`), so the memoria CLI, studio, TTL, erasure and encryption cover it.
+ * Its messages are stored once, as the session's messages; each checkpoint keeps
+ * what changed and where the rest lives.
+ */
+export class MemoriaSaver extends BaseCheckpointSaver {
+  readonly store: HistoryStore;
+  readonly #keyFields: readonly string[];
+  readonly #messageChannels: ReadonlySet<string>;
+  readonly #locks: ThreadLocks;
+  readonly #pools: ThreadPools;
+  readonly #forks = new Set<string>();
+
+  constructor(options: MemoriaSaverOptions) {
+    super(options.serde);
+    if (!options?.store) throw new MemoriaError("INVALID_ARGUMENT", "MemoriaSaver needs a store, e.g. new MemoriaSaver({ store: createSqliteStore() }).");
+    this.store = options.store;
+    const keyFields = options.keyFields ?? [];
+    this.#keyFields = keyFields.length === 0 ? [] : validateSessionFields(keyFields);
+    if (this.#keyFields.includes(THREAD_FIELD)) throw new MemoriaError("INVALID_ARGUMENT", `keyFields cannot name "${THREAD_FIELD}": it holds the thread_id.`);
+    this.#messageChannels = new Set(options.messageChannels ?? ["messages"]);
+    this.#locks = new ThreadLocks(this.store, options.lock ?? {});
+    this.#pools = new ThreadPools(this.store);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const address = threadAddress(config, this.#keyFields);
+    if (!address) return undefined;
+    let id = getCheckpointId(config);
+    if (id) {
+      this.#allowFork(address, id);
+    } else {
+      const headName = stateNames.head(address.ns);
+      const head = parseHead(await this.store.getState(address.key, headName), headName);
+      if (!head) return undefined;
+      id = head.id;
+    }
+    const name = stateNames.checkpoint(address.ns, id);
+    const record = parseCheckpoint(await this.store.getState(address.key, name), name);
+    return record && toTuple(this.#context, address, record, this.#singleReads(address));
+  }
+
+  override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const address = threadAddress(config, this.#keyFields);
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? undefined;
+    const id = getCheckpointId(config) || undefined;
+    let limit = options.limit;
+    const threads = address ? [address.key] : threadsOf(this.store, this.#keyFields, config);
+    for await (const key of threads) {
+      for await (const tuple of listThread(this.#context, this.store, this.#pools, key, this.#keyFields, { ns, id, ...options, limit })) {
+        yield tuple;
+        if (limit !== undefined) limit -= 1;
+      }
+      if (limit !== undefined && limit <= 0) return;
+    }
+  }
+
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const address = requireThread(config, this.#keyFields, "put");
+    const parentId = getCheckpointId(config) || undefined;
+    const headName = stateNames.head(address.ns);
+    await this.#locks.run(address.key, async (lock) => {
+      const head = parseHead(await this.store.getState(address.key, headName), headName);
+      const base = await this.#baseLocations(address, head, parentId, checkpoint.id);
+      const values: [string, ChannelValue][] = [];
+      const changed = Object.keys(newVersions).filter((channel) => Object.hasOwn(checkpoint.channel_values, channel));
+      for (const [index, channel] of changed.entries()) {
+        values.push([channel, await this.#channelValue(address, channel, checkpoint.channel_values[channel], lock, `${stateNames.checkpoint(address.ns, checkpoint.id)}/${index}`)]);
+      }
+      // A channel keeps the value the parent located for it while its version stays; one the checkpoint no longer versions has none.
+      const carried = base.filter(([channel]) => !Object.hasOwn(newVersions, channel) && Object.hasOwn(checkpoint.channel_versions, channel));
+      const at: Locations = [...carried, ...changed.map((channel): [string, string] => [channel, checkpoint.id])];
+      const bare = copyCheckpoint(checkpoint);
+      bare.channel_values = {};
+      const record: CheckpointRecord = {
+        v: 1,
+        ns: address.ns,
+        id: checkpoint.id,
+        parent: parentId ?? null,
+        checkpoint: await storeValue(this.serde, bare),
+        metadata: await storeValue(this.serde, metadata),
+        values,
+        at,
+      };
+      await this.store.setState(address.key, stateNames.checkpoint(address.ns, checkpoint.id), asJson(record), { lock });
+      if (!head || checkpoint.id >= head.id) await this.store.setState(address.key, headName, asJson({ v: 1, id: checkpoint.id, at }), { lock });
+    });
+    return { configurable: { ...address.configurable, checkpoint_id: checkpoint.id } };
+  }
+
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    const address = requireThread(config, this.#keyFields, "putWrites");
+    const id = getCheckpointId(config);
+    if (!id) throw new MemoriaError("INVALID_ARGUMENT", "putWrites() needs configurable.checkpoint_id: the checkpoint the writes belong to.");
+    if (typeof taskId !== "string" || taskId.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "putWrites() needs a task id.");
+    const stored = await Promise.all(writes.map(([, value]) => storeValue(this.serde, value)));
+    const name = stateNames.writes(address.ns, id);
+    await this.#locks.run(address.key, async (lock) => {
+      const record = parseWrites(await this.store.getState(address.key, name), name);
+      const before = new Set(record.w.map(([task, idx]) => `${task}\u0000${idx}`));
+      writes.forEach(([channel, ], position) => {
+        const idx = WRITES_IDX_MAP[channel] ?? position;
+        const slot = `${taskId}\u0000${idx}`;
+        if (idx >= 0 && before.has(slot)) return;
+        const entry: (typeof record.w)[number] = [taskId, idx, channel, stored[position] as (typeof record.w)[number][3], taskPath ?? ""];
+        const existing = record.w.findIndex(([task, i]) => task === taskId && i === idx);
+        if (existing >= 0) record.w[existing] = entry;
+        else record.w.push(entry);
+      });
+      await this.store.setState(address.key, name, asJson(record), { lock });
+    });
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    const id = typeof threadId === "number" ? String(threadId) : threadId;
+    await this.store.delete({ [THREAD_FIELD]: id });
+    const marker = `${THREAD_FIELD}=`;
+    this.#pools.forget((key) => key.split("&").some((part) => part.startsWith(marker) && decodeURIComponent(part.slice(marker.length)) === id));
+  }
+
+  get #context() {
+    return { serde: this.serde, firstVersion: () => this.getNextVersion(undefined) };
+  }
+
+  #singleReads(address: ThreadAddress): RecordSource {
+    return {
+      checkpoint: async (id) => {
+        const name = stateNames.checkpoint(address.ns, id);
+        return parseCheckpoint(await this.store.getState(address.key, name), name);
+      },
+      writes: async (id) => {
+        const name = stateNames.writes(address.ns, id);
+        return parseWrites(await this.store.getState(address.key, name), name);
+      },
+      pool: (length) => this.#pools.get(address.key, length),
+    };
+  }
+
+  /** Where the parent's channel values live, after checking the put does not fork the thread behind another run's back. */
+  async #baseLocations(address: ThreadAddress, head: HeadRecord | undefined, parentId: string | undefined, id: string): Promise<Locations> {
+    if (parentId === undefined) return [];
+    if (head?.id === parentId) return head.at;
+    if (head && head.id !== id && !this.#forks.has(this.#forkKey(address, parentId))) {
+      throw new ThreadBusyError(address.threadId, address.ns, parentId, head.id);
+    }
+    const parent = await this.#singleReads(address).checkpoint(parentId);
+    return parent?.at ?? [];
+  }
+
+  async #channelValue(address: ThreadAddress, channel: string, value: unknown, lock: TurnLock | undefined, turnId: string): Promise<ChannelValue> {
+    if (address.ns === "" && this.#messageChannels.has(channel) && Array.isArray(value) && value.every((item) => isBaseMessage(item))) {
+      const ranges = await this.#pools.keep(address.key, value, lock, turnId);
+      if (ranges) return { p: ranges };
+    }
+    return storeValue(this.serde, value);
+  }
+
+  #forkKey(address: ThreadAddress, id: string): string {
+    return JSON.stringify([encodeSessionKey(address.key), address.ns, id]);
+  }
+
+  #allowFork(address: ThreadAddress, id: string): void {
+    const key = this.#forkKey(address, id);
+    this.#forks.delete(key);
+    this.#forks.add(key);
+    if (this.#forks.size > FORKS_KEPT) this.#forks.delete(this.#forks.values().next().value as string);
+  }
+}
+
