@@ -1,0 +1,115 @@
+import { AIMessage, type BaseMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { serializeMessage } from "@memoria/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { MemoriaSaver, ThreadBusyError } from "../src/index.js";
+import { type EmbeddedKind, type FreshStore, freshStore } from "./stores.js";
+
+/** A graph that answers every human message with a numbered echo, and drops all but the last 4 messages past 10. */
+function echoGraph(checkpointer: BaseCheckpointSaver) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("reply", (state) => {
+      const last = state.messages[state.messages.length - 1] as BaseMessage;
+      const reply = new AIMessage({ content: `echo: ${last.content}`, id: `ai-${last.id}` });
+      if (state.messages.length < 10) return { messages: [reply] };
+      const drop = state.messages.slice(0, -3).map((message) => new RemoveMessage({ id: message.id as string }));
+      return { messages: [...drop, reply] };
+    })
+    .addEdge(START, "reply")
+    .addEdge("reply", END)
+    .compile({ checkpointer });
+}
+
+const human = (n: number) => new HumanMessage({ content: `message ${n}`, id: `h-${n}` });
+const texts = (messages: BaseMessage[]) => messages.map((message) => serializeMessage(message));
+
+const opened: FreshStore[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((fresh) => fresh.dispose()));
+});
+function saverOn(kind: EmbeddedKind, options: Partial<ConstructorParameters<typeof MemoriaSaver>[0]> = {}) {
+  const fresh = freshStore(kind);
+  opened.push(fresh);
+  return { saver: new MemoriaSaver({ store: fresh.store, ...options }), store: fresh.store };
+}
+
+describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("MemoriaSaver in a real StateGraph, on %s", (kind) => {
+  it("gives back the same state and history as LangGraph's MemorySaver, storing each message once", async () => {
+    const { saver, store } = saverOn(kind);
+    const ours = echoGraph(saver);
+    const theirs = echoGraph(new MemorySaver());
+    const config = { configurable: { thread_id: "t1" } };
+    for (let n = 1; n <= 8; n += 1) {
+      await ours.invoke({ messages: [human(n)] }, config);
+      await theirs.invoke({ messages: [human(n)] }, config);
+    }
+    expect(texts((await ours.getState(config)).values.messages)).toEqual(texts((await theirs.getState(config)).values.messages));
+    const history = async (graph: typeof ours) => {
+      const out: string[][] = [];
+      for await (const snapshot of graph.getStateHistory(config)) out.push(texts(snapshot.values.messages ?? []));
+      return out;
+    };
+    expect(await history(ours)).toEqual(await history(theirs));
+    // The thread's session holds every message once: 8 questions, 8 echoes, including after messages were removed.
+    expect(await store.count({ threadId: "t1" })).toBe(16);
+  });
+
+  it("forks from a past checkpoint (time travel) exactly as LangGraph does, leaving the original line intact", async () => {
+    const { saver } = saverOn(kind);
+    const ours = echoGraph(saver);
+    const theirs = echoGraph(new MemorySaver());
+    const config = { configurable: { thread_id: "t2" } };
+    for (const graph of [ours, theirs]) for (let n = 1; n <= 3; n += 1) await graph.invoke({ messages: [human(n)] }, config);
+    const pastOf = async (graph: typeof ours) => {
+      for await (const snapshot of graph.getStateHistory(config)) if (snapshot.values.messages?.length === 2 && snapshot.next.length === 0) return snapshot.config;
+      throw new Error("no checkpoint after the first turn");
+    };
+    const forked = async (graph: typeof ours) => {
+      const past = await pastOf(graph);
+      await graph.invoke({ messages: [human(9)] }, past);
+      return texts((await graph.getState(config)).values.messages);
+    };
+    const ourFork = await forked(ours);
+    expect(ourFork).toEqual(await forked(theirs));
+    expect(ourFork).toHaveLength(4);
+  });
+
+  it("refuses a run whose thread another run moved on meanwhile, saving nothing", async () => {
+    const { saver } = saverOn(kind);
+    const graph = echoGraph(saver);
+    const config = { configurable: { thread_id: "t3" } };
+    await graph.invoke({ messages: [human(1)] }, config);
+    const start = await saver.getTuple(config);
+    await graph.invoke({ messages: [human(2)] }, config);
+    const stale = { ...start!.checkpoint, id: "1f0000000-stale" };
+    const error = await saver.put(start!.config, stale, { source: "loop", step: 9, parents: {} }, {}).catch((e: unknown) => e);
+    expect(ThreadBusyError.isInstance(error)).toBe(true);
+    expect(await saver.getTuple({ configurable: { thread_id: "t3", checkpoint_id: stale.id } })).toBeUndefined();
+    expect((await graph.getState(config)).values.messages).toHaveLength(4);
+  });
+});
+
+describe("MemoriaSaver's sessions", () => {
+  it("names a thread by thread_id and keyFields, so deleting a user's sessions deletes their threads", async () => {
+    const { saver, store } = saverOn("sqlite", { keyFields: ["userId"] });
+    const graph = echoGraph(saver);
+    await graph.invoke({ messages: [human(1)] }, { configurable: { thread_id: "a", userId: "ada" } });
+    await graph.invoke({ messages: [human(1)] }, { configurable: { thread_id: "b", userId: "bob" } });
+    expect((await store.list({ userId: "ada" })).sessions).toEqual([{ userId: "ada", threadId: "a" }]);
+    expect(await store.delete({ userId: "ada" })).toBe(1);
+    expect(await saver.getTuple({ configurable: { thread_id: "a", userId: "ada" } })).toBeUndefined();
+    expect(await saver.getTuple({ configurable: { thread_id: "b", userId: "bob" } })).toBeDefined();
+    await saver.deleteThread("b");
+    expect((await store.list({})).sessions).toEqual([]);
+  });
+
+  it("refuses a hostile thread id with a typed error before writing anything", async () => {
+    const { saver, store } = saverOn("sqlite");
+    const graph = echoGraph(saver);
+    const error = await graph.invoke({ messages: [human(1)] }, { configurable: { thread_id: "bad\u0000id" } }).catch((e: unknown) => e);
+    expect((error as { code?: string }).code).toBe("INVALID_SESSION_KEY");
+    expect((await store.list({})).sessions).toEqual([]);
+  });
+});
