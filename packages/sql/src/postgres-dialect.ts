@@ -1,4 +1,4 @@
-import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
+import { MemoriaError, StoreClosedError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -106,12 +106,16 @@ const SQLSTATE = /^[0-9A-Z]{5}$/;
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   let pool = options.pool;
   const owned = pool === undefined;
+  let closed = false;
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const timedOut = (what: string) => () => new TimedOut(`${what} did not answer within ${timeoutMs} ms (operationTimeoutMs)`);
 
   function open(): PgPoolLike {
     if (pool) return pool;
+    // A lock released after close (its holder outlived the store) must not open a
+    // new pool, whose idle connections would keep the process alive.
+    if (closed) throw new StoreClosedError("postgres");
     const pg = loadPeerDependency<PgModule>("pg", "The PostgreSQL store", import.meta.url);
     const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10, connectionTimeoutMillis: timeoutMs });
     // An idle connection dropped by the server must not crash the process; the
@@ -210,6 +214,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // starting at once on an empty database create the schema exactly once.
     exclusive: (program) => transaction(program, ["SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["memoria:migrate"]]),
     async close() {
+      closed = true;
       if (owned && pool) {
         const closing = pool;
         pool = undefined;

@@ -120,6 +120,19 @@ describe("postgres specifics", () => {
     await Promise.all(stores.map((store) => store.close()));
   });
 
+  it("a lock given back after its store closed does not open a new pool (whose idle connections would keep the process alive)", async () => {
+    const application = `late_release_${crypto.randomUUID().slice(0, 8)}`;
+    const store = createPostgresStore({ connectionString: `${connectionString}${connectionString.includes("?") ? "&" : "?"}application_name=${application}` });
+    const lock = await store.lock({ sessionId: "late" }, { ttlMs: 2_000 });
+    await store.close();
+    await lock.release();
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [application]);
+    await client.end();
+    expect(rows[0].n).toBe(0);
+  });
+
   it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
     const store = createPostgresStore({ connectionString });
     const key = { sessionId: crypto.randomUUID() };
