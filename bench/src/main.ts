@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
 import { privacyCost } from "./privacy-cost.js";
+import { langgraphSection } from "./langgraph-report.js";
 import { latencyChart, table } from "./report.js";
 import type { StoreKind } from "./systems.js";
 import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } from "./latency-processes.js";
@@ -22,7 +23,7 @@ import { wrapperCost } from "./wrapper-cost.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9").split(",").map((w) => w.trim().toUpperCase()));
 const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
@@ -140,6 +141,11 @@ try {
   if (only.has("W8")) {
     log("W8: long-term memory (SQLite): turn cost, recall quality, recall query time");
     sections.push(...(await longTermSections(settings, log)));
+  }
+
+  if (only.has("W9")) {
+    log("W9: memoria as LangGraph's checkpointer, against LangGraph's savers (turn latency, bytes per thread)");
+    sections.push(...(await langgraphSection(postgresUrl, settings, log)));
   }
 } finally {
   await Promise.all(opened.map(closeKind));
