@@ -76,6 +76,22 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     expect(ourFork).toHaveLength(4);
   });
 
+  it("stores the messages of a retried put once (its turn id is the checkpoint)", async () => {
+    const { saver, store } = saverOn(kind);
+    const graph = echoGraph(saver);
+    const config = { configurable: { thread_id: "t4" } };
+    await graph.invoke({ messages: [human(1)] }, config);
+    const tuple = await saver.getTuple(config);
+    const fresh = new AIMessage({ content: "added by hand", id: "by-hand" });
+    const checkpoint = { ...tuple!.checkpoint, id: "ffffffff-retry", channel_values: { messages: [...(tuple!.checkpoint.channel_values.messages as BaseMessage[]), fresh] } };
+    const versions = { messages: 99 };
+    checkpoint.channel_versions = { ...checkpoint.channel_versions, ...versions };
+    for (let attempt = 0; attempt < 2; attempt += 1) await saver.put(tuple!.config, checkpoint, { source: "update", step: 2, parents: {} }, versions);
+    expect(await store.count({ threadId: "t4" })).toBe(3);
+    const again = await saver.getTuple(config);
+    expect(texts(again!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(texts(checkpoint.channel_values.messages));
+  });
+
   it("refuses a run whose thread another run moved on meanwhile, saving nothing", async () => {
     const { saver } = saverOn(kind);
     const graph = echoGraph(saver);
