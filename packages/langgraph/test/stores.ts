@@ -5,7 +5,8 @@ import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { randomBytes, randomUUID } from "node:crypto";
 import { encryptStore } from "@memoria/privacy";
-import { THREAD_FIELD } from "../src/index.js";
+import { type CheckpointSaverTestInitializer, deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
+import { MemoriaSaver, THREAD_FIELD } from "../src/index.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -67,4 +68,24 @@ async function eraseThreads(store: HistoryStore): Promise<void> {
     if (threads.size === 0) return;
     for (const threadId of threads) await store.delete({ [THREAD_FIELD]: threadId });
   }
+}
+
+/** LangGraph's conformance suite, verbatim, on MemoriaSaver over fresh stores of one kind. */
+export function conformance(name: string, open: () => FreshStore | Promise<FreshStore>): void {
+  const stores = new Map<MemoriaSaver, FreshStore>();
+  const initializer: CheckpointSaverTestInitializer<MemoriaSaver> = {
+    checkpointerName: `MemoriaSaver on ${name}`,
+    async createCheckpointer() {
+      const fresh = await open();
+      const saver = new MemoriaSaver({ store: fresh.store });
+      stores.set(saver, fresh);
+      return saver;
+    },
+    async destroyCheckpointer(saver) {
+      await stores.get(saver)?.dispose();
+      stores.delete(saver);
+    },
+  };
+  validate(initializer);
+  deltaChannelHistoryTests(initializer);
 }
