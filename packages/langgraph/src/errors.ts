@@ -14,7 +14,7 @@ export class ThreadBusyError extends MemoriaError {
     super(
       "SESSION_BUSY",
       `Thread ${JSON.stringify(threadId)}${checkpointNs ? ` (namespace ${JSON.stringify(checkpointNs)})` : ""} moved on to checkpoint ${headId} ` +
-        `while this run was still working from ${parentId}: another run is using the thread. Nothing was saved; run one turn of a thread at a time, ` +
+        `while this run was still working from ${parentId === "a new thread" ? "an empty thread" : parentId}: another run is using the thread. Nothing was saved; run one turn of a thread at a time, ` +
         "or to branch from an earlier checkpoint on purpose, pass its checkpoint_id in the config.",
     );
     this.threadId = threadId;

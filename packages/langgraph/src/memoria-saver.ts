@@ -60,6 +60,8 @@ export class MemoriaSaver extends BaseCheckpointSaver {
   readonly #locks: ThreadLocks;
   readonly #pools: ThreadPools;
   readonly #forks = new Set<string>();
+  /** Threads (and namespaces) this saver last found empty: a run there starts a new thread, and must be the only one to. */
+  readonly #seenEmpty = new Set<string>();
 
   constructor(options: MemoriaSaverOptions) {
     super(options.serde);
@@ -87,10 +89,11 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     if (!address) return undefined;
     let id = getCheckpointId(config);
     if (id) {
-      this.#allowFork(address, id);
+      this.#remember(this.#forks, this.#forkKey(address, id), true);
     } else {
       const headName = stateNames.head(address.ns);
       const head = parseHead(await this.store.getState(address.key, headName), headName);
+      this.#remember(this.#seenEmpty, this.#forkKey(address, ""), !head);
       if (!head) return undefined;
       id = head.id;
     }
@@ -144,6 +147,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
       await this.store.setState(address.key, stateNames.checkpoint(address.ns, checkpoint.id), asJson(record), { lock });
       if (!head || checkpoint.id >= head.id) await this.store.setState(address.key, headName, asJson({ v: 1, id: checkpoint.id, at }), { lock });
     });
+    this.#seenEmpty.delete(this.#forkKey(address, ""));
     return { configurable: { ...address.configurable, checkpoint_id: checkpoint.id } };
   }
 
@@ -197,7 +201,11 @@ export class MemoriaSaver extends BaseCheckpointSaver {
 
   /** Where the parent's channel values live, after checking the put does not fork the thread behind another run's back. */
   async #baseLocations(address: ThreadAddress, head: HeadRecord | undefined, parentId: string | undefined, id: string): Promise<Locations> {
-    if (parentId === undefined) return [];
+    if (parentId === undefined) {
+      // A run that found the thread empty starts it; if another run started it meanwhile, this one must not start a second line.
+      if (head && head.id !== id && this.#seenEmpty.has(this.#forkKey(address, ""))) throw new ThreadBusyError(address.threadId, address.ns, "a new thread", head.id);
+      return [];
+    }
     if (head?.id === parentId) return head.at;
     if (head && head.id !== id && !this.#forks.has(this.#forkKey(address, parentId))) {
       throw new ThreadBusyError(address.threadId, address.ns, parentId, head.id);
@@ -218,11 +226,12 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     return JSON.stringify([encodeSessionKey(address.key), address.ns, id]);
   }
 
-  #allowFork(address: ThreadAddress, id: string): void {
-    const key = this.#forkKey(address, id);
-    this.#forks.delete(key);
-    this.#forks.add(key);
-    if (this.#forks.size > FORKS_KEPT) this.#forks.delete(this.#forks.values().next().value as string);
+  /** Adds (most recent last) or removes an entry of a bounded set. */
+  #remember(set: Set<string>, key: string, present: boolean): void {
+    set.delete(key);
+    if (!present) return;
+    set.add(key);
+    if (set.size > FORKS_KEPT) set.delete(set.values().next().value as string);
   }
 }
 
