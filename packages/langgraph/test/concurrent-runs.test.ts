@@ -38,7 +38,7 @@ describe.each(stores)("two processes running turns on one thread at once, on $na
         expect(tuple.parentConfig?.configurable?.checkpoint_id).toBe(chain[i + 1]?.config.configurable?.checkpoint_id);
       }
       const latest = await saver.getTuple({ configurable: { thread_id: threadId } });
-      const ids = (latest?.checkpoint.channel_values.messages as BaseMessage[]).map((message) => message.id);
+      const ids = ((latest?.checkpoint.channel_values.messages ?? []) as BaseMessage[]).map((message) => message.id);
       for (const name of ["a", "b"]) for (let turn = 0; turn < TURNS; turn += 1) expect(ids).toContain(`${name}-${turn}`);
     } finally {
       await store.close();
