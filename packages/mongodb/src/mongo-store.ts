@@ -72,7 +72,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
   const appendLockTtlMs = options.appendLockTtlMs ?? 10_000;
   const { collections, guarded, start, close } = mongoConnection(options, base, timeoutMs);
 
-  const { created, alive, expiry, withAppendLock, erase, wipe, settle, session } = sessionDocuments(collections, ttlMs, appendLockTtlMs);
+  const { created, alive, expiry, withAppendLock, erase, wipe, settle, session, visibleCount } = sessionDocuments(collections, ttlMs, appendLockTtlMs);
 
   const store: MongoHistoryStore = {
     name: "mongodb",
@@ -88,10 +88,12 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       if (last === 0) return [];
       return guarded(async (c) => {
         const doc = await session(c, sessionKey);
-        if (!doc || doc.n === 0) return [];
+        if (!doc) return [];
+        const n = await visibleCount(c, doc);
+        if (n === 0) return [];
         const base = doc.b ?? 0;
-        const from = last === undefined ? base : Math.max(base, doc.n - last);
-        const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: doc.n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+        const from = last === undefined ? base : Math.max(base, n - last);
+        const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
         return refuseSealed(sessionKey, decodeMessages(rows.map((row) => row.p)), readOptions);
       });
     },
@@ -248,7 +250,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const sessionKey = createSessionKey(key);
       return guarded(async (c) => {
         const doc = await session(c, sessionKey);
-        return doc ? doc.n - (doc.b ?? 0) : 0;
+        return doc ? (await visibleCount(c, doc)) - (doc.b ?? 0) : 0;
       });
     },
 

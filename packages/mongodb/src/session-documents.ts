@@ -93,10 +93,23 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
     return n;
   }
 
+  /**
+   * How many messages a reader sees: the committed count, and a pending turn too
+   * once its marker is stored. Such a turn is stored whatever happens next (the next
+   * writer completes it), so a reader that left it out would answer from a history
+   * missing a turn that is there: seen when a writer was killed between its marker
+   * and its commit, and the next turn read before its own append settled it.
+   */
+  async function visibleCount(c: Collections, doc: SessionDoc): Promise<number> {
+    const pending = doc.pending;
+    if (!pending || pending.from !== doc.n) return doc.n;
+    return (await c.turns.findOne({ _id: `${doc._id}\u0000${pending.t}` })) ? pending.to : doc.n;
+  }
+
   async function session(c: Collections, key: SessionKey): Promise<SessionDoc | null> {
     const doc = await c.sessions.findOne({ _id: encodeSessionKey(key) });
     return doc && alive(doc) ? doc : null;
   }
 
-  return { created, alive, expiry, withAppendLock, erase, wipe, settle, session };
+  return { created, alive, expiry, withAppendLock, erase, wipe, settle, session, visibleCount };
 }

@@ -81,8 +81,10 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
           const count = (await store.read(key)).length;
           if (!failed) expect(count).toBe(stored + 2);
           else if ((failed as { outcome?: string }).outcome === "not-stored") expect(count).toBe(stored);
-          // Whatever happened, the same turn id again leaves the turn stored exactly once.
-          await store.append(key, turn(), { turnId: `t-${stored}` });
+          // Whatever happened, the same turn id again leaves the turn stored exactly once,
+          // and a read saw the turn exactly when the retry finds it stored already.
+          const retried = await store.append(key, turn(), { turnId: `t-${stored}` });
+          if (failed) expect(count, "a read before the retry, against what the retry found").toBe(retried.appended ? stored : stored + 2);
           stored += 2;
           expect(await store.read(key)).toHaveLength(stored);
         });
