@@ -123,7 +123,7 @@ describe("postgres specifics", () => {
   it("a lock given back after its store closed does not open a new pool (whose idle connections would keep the process alive)", async () => {
     const application = `late_release_${crypto.randomUUID().slice(0, 8)}`;
     const store = createPostgresStore({ connectionString: `${connectionString}${connectionString.includes("?") ? "&" : "?"}application_name=${application}` });
-    const lock = await store.lock({ sessionId: "late" }, { ttlMs: 2_000 });
+    const lock = await store.lock!({ sessionId: "late" }, { ttlMs: 2_000 });
     await store.close();
     await lock.release();
     const client = new pg.Client({ connectionString });
