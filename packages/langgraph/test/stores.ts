@@ -4,7 +4,8 @@ import { createMongoStore } from "@memoria/mongodb";
 import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { randomBytes, randomUUID } from "node:crypto";
-import { encryptStore } from "@memoria/privacy";
+import { encryptStore, guardStore, redactStore } from "@memoria/privacy";
+import { Cluster } from "ioredis";
 import { type CheckpointSaverTestInitializer, deltaChannelHistoryTests, validate } from "@langchain/langgraph-checkpoint-validation";
 import { MemoriaSaver, THREAD_FIELD } from "../src/index.js";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,9 +18,13 @@ export interface FreshStore {
   dispose(): Promise<void>;
 }
 
-export type EmbeddedKind = "memory" | "sqlite" | "file" | "sqlite, encrypted";
+export type EmbeddedKind = "memory" | "sqlite" | "file" | "sqlite, encrypted" | "sqlite, guarded, redacted and encrypted";
 
 export function freshStore(kind: EmbeddedKind): FreshStore {
+  if (kind === "sqlite, guarded, redacted and encrypted") {
+    const encrypted = freshStore("sqlite, encrypted");
+    return { store: guardStore(redactStore(encrypted.store), () => true), dispose: encrypted.dispose };
+  }
   if (kind === "sqlite, encrypted") {
     const plain = freshStore("sqlite");
     const store = encryptStore(plain.store, { keys: { k1: randomBytes(32) }, activeKeyId: "k1", hashIds: { secret: randomBytes(32) } });
@@ -40,22 +45,26 @@ export function freshStore(kind: EmbeddedKind): FreshStore {
   };
 }
 
-export type ServerKind = "postgres" | "redis" | "mongodb";
+export type ServerKind = "postgres" | "redis" | "redis cluster" | "mongodb";
 
 /** A store on a server, in a namespace of its own (tables, key prefix, database), emptied after. */
-export async function serverStore(kind: ServerKind, url: string): Promise<FreshStore> {
+export async function serverStore(kind: ServerKind, url: string, clusterNodes: { host: string; port: number }[] = []): Promise<FreshStore> {
   const tag = `lg${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const cluster = kind === "redis cluster" ? new Cluster(clusterNodes) : undefined;
   const store =
     kind === "postgres"
       ? createPostgresStore({ connectionString: url, tablePrefix: `${tag}_`, maxConnections: 2 })
       : kind === "redis"
         ? createRedisStore({ url, keyPrefix: `${tag}:` })
-        : createMongoStore({ url, dbName: tag });
+        : cluster
+          ? createRedisStore({ client: cluster, keyPrefix: `${tag}:` })
+          : createMongoStore({ url, dbName: tag });
   return {
     store,
     dispose: async () => {
       await eraseThreads(store);
       await store.close();
+      await cluster?.quit();
     },
   };
 }
