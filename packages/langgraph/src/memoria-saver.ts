@@ -19,6 +19,7 @@ import { ThreadBusyError } from "./errors.js";
 import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
 import { storeValue } from "./stored-value.js";
 import { THREAD_FIELD, type ThreadAddress, requireThread, stateNames, threadAddress } from "./thread-address.js";
+import { LockedState } from "./locked-state.js";
 import { ThreadLocks } from "./thread-lock.js";
 import { ThreadPools } from "./thread-pools.js";
 import { listThread, threadsOf } from "./thread-listing.js";
@@ -59,6 +60,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
   readonly #messageChannels: ReadonlySet<string>;
   readonly #locks: ThreadLocks;
   readonly #pools: ThreadPools;
+  readonly #state: LockedState;
   readonly #forks = new Set<string>();
   /** Threads (and namespaces) this saver last found empty: a run there starts a new thread, and must be the only one to. */
   readonly #seenEmpty = new Set<string>();
@@ -73,6 +75,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     this.#messageChannels = new Set(options.messageChannels ?? ["messages"]);
     this.#locks = new ThreadLocks(this.store, options.lock ?? {});
     this.#pools = new ThreadPools(this.store);
+    this.#state = new LockedState(this.store);
   }
 
   /**
@@ -122,7 +125,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     const parentId = getCheckpointId(config) || undefined;
     const headName = stateNames.head(address.ns);
     await this.#locks.run(address.key, async (lock) => {
-      const head = parseHead(await this.store.getState(address.key, headName), headName);
+      const head = parseHead(await this.#state.get(address.key, headName, lock), headName);
       const base = await this.#baseLocations(address, head, parentId, checkpoint.id);
       const values: [string, ChannelValue][] = [];
       const changed = Object.keys(newVersions).filter((channel) => Object.hasOwn(checkpoint.channel_values, channel));
@@ -145,7 +148,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
         at,
       };
       await this.store.setState(address.key, stateNames.checkpoint(address.ns, checkpoint.id), asJson(record), { lock });
-      if (!head || checkpoint.id >= head.id) await this.store.setState(address.key, headName, asJson({ v: 1, id: checkpoint.id, at }), { lock });
+      if (!head || checkpoint.id >= head.id) await this.#state.set(address.key, headName, asJson({ v: 1, id: checkpoint.id, at }), lock);
     });
     this.#seenEmpty.delete(this.#forkKey(address, ""));
     return { configurable: { ...address.configurable, checkpoint_id: checkpoint.id } };
@@ -159,7 +162,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     const stored = await Promise.all(writes.map(([, value]) => storeValue(this.serde, value)));
     const name = stateNames.writes(address.ns, id);
     await this.#locks.run(address.key, async (lock) => {
-      const record = parseWrites(await this.store.getState(address.key, name), name);
+      const record = parseWrites(await this.#state.get(address.key, name, lock), name);
       const before = new Set(record.w.map(([task, idx]) => `${task}\u0000${idx}`));
       writes.forEach(([channel, ], position) => {
         const idx = WRITES_IDX_MAP[channel] ?? position;
@@ -170,13 +173,14 @@ export class MemoriaSaver extends BaseCheckpointSaver {
         if (existing >= 0) record.w[existing] = entry;
         else record.w.push(entry);
       });
-      await this.store.setState(address.key, name, asJson(record), { lock });
+      await this.#state.set(address.key, name, asJson(record), lock);
     });
   }
 
   override async deleteThread(threadId: string): Promise<void> {
     const id = typeof threadId === "number" ? String(threadId) : threadId;
     await this.store.delete({ [THREAD_FIELD]: id });
+    this.#state.forget();
     const marker = `${THREAD_FIELD}=`;
     this.#pools.forget((key) => key.split("&").some((part) => part.startsWith(marker) && decodeURIComponent(part.slice(marker.length)) === id));
   }
