@@ -126,10 +126,12 @@ async function contenders(dir: string, postgresUrl: string, tag: string): Promis
 export async function langgraphSavers(postgresUrl: string, settings: Settings, log: (line: string) => void): Promise<SaverRow[]> {
   const sizes = settings.quick ? [10, 100] : [10, 100, 1_000];
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-langgraph-"));
+  const run = Math.random().toString(36).slice(2, 8);
   const rows: SaverRow[] = [];
   try {
     for (const turns of sizes) {
-      const all = await contenders(dir, postgresUrl, `t${turns}`);
+      // A run's own schema and tables: a second run against the same DATABASE_URL starts from empty threads too.
+      const all = await contenders(dir, postgresUrl, `t${turns}_${run}`);
       const graphs = all.map((contender) => ({ contender, graph: chatGraph(contender.saver), n: 0 }));
       const config = { configurable: { thread_id: "bench-thread" } };
       const turn = async (entry: (typeof graphs)[number]) => {
