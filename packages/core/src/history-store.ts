@@ -316,9 +316,9 @@ export function stateValue(value: unknown): JsonValue {
   }
 }
 
-/** An object of state values by name, built so that a name like `__proto__` stays an ordinary entry. */
-export function namedValues(entries: Iterable<readonly [string, JsonValue]>): Record<string, JsonValue> {
-  const out: Record<string, JsonValue> = {};
+/** An object of values by name (state values, channel values), built so that a name like `__proto__` stays an ordinary entry. */
+export function namedValues<T = JsonValue>(entries: Iterable<readonly [string, T]>): Record<string, T> {
+  const out: Record<string, T> = {};
   for (const [name, value] of entries) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   return out;
 }

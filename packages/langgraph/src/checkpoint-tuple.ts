@@ -10,9 +10,9 @@ import {
   maxChannelVersion,
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
-import { MemoriaError } from "@memoria/core";
+import { MemoriaError, namedValues } from "@memoria/core";
 import type { MessagePool, Ranges } from "./message-pool.js";
-import { type CheckpointRecord, type WritesRecord, objectOf } from "./records.js";
+import type { CheckpointRecord, WritesRecord } from "./records.js";
 import { loadValue } from "./stored-value.js";
 import type { ThreadAddress } from "./thread-address.js";
 
@@ -62,7 +62,7 @@ async function channelValuesOf(context: TupleContext, record: CheckpointRecord, 
       return [channel, await loadValue(context.serde, stored, `value of channel "${channel}"`)];
     }),
   );
-  return objectOf(entries);
+  return namedValues<unknown>(entries);
 }
 
 async function messagesOf(ranges: Ranges, source: RecordSource, checkpointId: string): Promise<BaseMessage[]> {

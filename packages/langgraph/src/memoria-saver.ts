@@ -13,11 +13,11 @@ import {
   copyCheckpoint,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type LockOptions, MemoriaError, type TurnLock, encodeSessionKey, validateSessionFields } from "@memoria/core";
+import { type HistoryStore, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey, validateSessionFields } from "@memoria/core";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
-import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
-import { storeValue } from "./stored-value.js";
+import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, type WriteEntry, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
+import { type StoredValue, storeValue } from "./stored-value.js";
 import { THREAD_FIELD, type ThreadAddress, requireThread, stateNames, threadAddress } from "./thread-address.js";
 import { LockedState } from "./locked-state.js";
 import { ThreadLocks } from "./thread-lock.js";
@@ -163,16 +163,14 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     const name = stateNames.writes(address.ns, id);
     await this.#locks.run(address.key, async (lock) => {
       const record = parseWrites(await this.#state.get(address.key, name, lock), name);
-      const before = new Set(record.w.map(([task, idx]) => `${task}\u0000${idx}`));
-      writes.forEach(([channel, ], position) => {
+      for (const [position, [channel]] of writes.entries()) {
+        // Special channels (errors, interrupts) have a fixed negative slot and are replaced; others are kept as first written.
         const idx = WRITES_IDX_MAP[channel] ?? position;
-        const slot = `${taskId}\u0000${idx}`;
-        if (idx >= 0 && before.has(slot)) return;
-        const entry: (typeof record.w)[number] = [taskId, idx, channel, stored[position] as (typeof record.w)[number][3], taskPath ?? ""];
         const existing = record.w.findIndex(([task, i]) => task === taskId && i === idx);
-        if (existing >= 0) record.w[existing] = entry;
-        else record.w.push(entry);
-      });
+        const entry: WriteEntry = [taskId, idx, channel, stored[position] as StoredValue, taskPath ?? ""];
+        if (existing < 0) record.w.push(entry);
+        else if (idx < 0) record.w[existing] = entry;
+      }
       await this.#state.set(address.key, name, asJson(record), lock);
     });
   }
@@ -181,8 +179,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     const id = typeof threadId === "number" ? String(threadId) : threadId;
     await this.store.delete({ [THREAD_FIELD]: id });
     this.#state.forget();
-    const marker = `${THREAD_FIELD}=`;
-    this.#pools.forget((key) => key.split("&").some((part) => part.startsWith(marker) && decodeURIComponent(part.slice(marker.length)) === id));
+    this.#pools.forget((key) => decodeSessionKey(key)[THREAD_FIELD] === id);
   }
 
   get #context() {

@@ -13,8 +13,9 @@ import {
   getTextAtPath,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, scopeKeyOf } from "@memoria/core";
-import { ITEM_PREFIX, type ItemRecord, cosine, itemName, itemValue, matchesFilter, parseItem } from "./store-items.js";
+import { type HistoryStore, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
+import { allStateOf } from "./records.js";
+import { ITEM_PREFIX, type ItemRecord, itemName, itemValue, matchesFilter, parseItem } from "./store-items.js";
 
 /** Which memoria scope a namespace's items live in: the scope's fields, and their values for a namespace. */
 export interface NamespaceScope {
@@ -104,8 +105,12 @@ export class MemoriaStore extends BaseStore {
       (record) => startsWith(record.ns, op.namespacePrefix) && matchesFilter(record.value as Record<string, never>, op.filter),
     );
     if (op.query && this.#index) {
-      const query = await this.#index.embeddings.embedQuery(op.query);
-      const scored = records.map((record) => ({ record, score: record.vectors?.length ? Math.max(...record.vectors.map((vector) => cosine(query, vector))) : undefined }));
+      // Cosine similarity, as the dot product of unit vectors.
+      const query = unitVector(await this.#index.embeddings.embedQuery(op.query));
+      const scored = records.map((record) => ({
+        record,
+        score: record.vectors?.length ? Math.max(...record.vectors.map((vector) => dotProduct(query, unitVector(vector)))) : undefined,
+      }));
       scored.sort((a, b) => (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY));
       return scored.slice(offset, offset + limit).map(({ record, score }) => ({ ...toItem(record), score }));
     }
@@ -140,7 +145,7 @@ export class MemoriaStore extends BaseStore {
     const keys: SessionKey[] = named ? [scopeKeyOf(createKeyFilter(named))] : await this.#allScopes();
     const out: ItemRecord[] = [];
     for (const key of keys) {
-      const state = (await this.store.getAllState?.(key)) ?? {};
+      const state = await allStateOf(this.store, key, "MemoriaStore.search() and listNamespaces()");
       for (const [name, value] of Object.entries(state)) {
         if (!name.startsWith(ITEM_PREFIX)) continue;
         const record = parseItem(value, name);

@@ -1,4 +1,4 @@
-import { type JsonValue, MemoriaError } from "@memoria/core";
+import { type HistoryStore, type JsonValue, MemoriaError, type SessionKey } from "@memoria/core";
 import { type Ranges, isRanges } from "./message-pool.js";
 import { type StoredValue, isStoredValue } from "./stored-value.js";
 
@@ -94,11 +94,10 @@ export function parseWrites(value: JsonValue | undefined, name: string): WritesR
   return ok ? (value as unknown as WritesRecord) : corrupt(name, "set of pending writes");
 }
 
-/** Builds an object from entries so that a key like `__proto__` stays an ordinary property. */
-export function objectOf<T>(entries: Iterable<readonly [string, T]>): Record<string, T> {
-  const out: Record<string, T> = {};
-  for (const [name, value] of entries) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
-  return out;
+/** Every state value of a session, for `list` and `search`: stores without `getAllState` cannot answer them. */
+export function allStateOf(store: HistoryStore, key: SessionKey, call: string): Promise<Record<string, JsonValue>> {
+  if (!store.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `${call} needs a store with getAllState(); the ${store.name} store has none.`);
+  return store.getAllState(key);
 }
 
 /** The JSON form of a record, as `setState` takes it. */

@@ -83,17 +83,3 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);
 }
-
-export function cosine(a: readonly number[], b: readonly number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i += 1) {
-    const x = a[i] as number;
-    const y = (b[i] ?? 0) as number;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na && nb ? dot / Math.sqrt(na * nb) : 0;
-}

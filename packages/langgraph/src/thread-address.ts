@@ -31,10 +31,7 @@ export function threadAddress(config: RunnableConfig, keyFields: readonly string
   const fields: Record<string, unknown> = {};
   for (const field of keyFields) fields[field] = Object.hasOwn(configurable, field) ? configurable[field] : undefined;
   fields[THREAD_FIELD] = threadId;
-  const key = createSessionKey(fields);
-  const extra: Record<string, string> = {};
-  for (const field of keyFields) extra[field] = key[field] as string;
-  return { key, threadId, ns, configurable: { ...extra, thread_id: threadId, checkpoint_ns: ns } };
+  return addressOfKey(createSessionKey(fields), keyFields, ns);
 }
 
 /** Like {@link threadAddress}, for calls that cannot go on without a thread. */

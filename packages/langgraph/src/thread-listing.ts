@@ -1,8 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type JsonValue, MemoriaError, type SessionKey, createKeyFilter } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type SessionKey, createKeyFilter } from "@memoria/core";
 import { type TupleContext, toTuple } from "./checkpoint-tuple.js";
-import { type CheckpointRecord, parseCheckpoint, parseWrites } from "./records.js";
+import { type CheckpointRecord, allStateOf, parseCheckpoint, parseWrites } from "./records.js";
 import { loadValue } from "./stored-value.js";
 import { THREAD_FIELD, addressOfKey, stateNames } from "./thread-address.js";
 import type { ThreadPools } from "./thread-pools.js";
@@ -40,13 +40,11 @@ export async function* listThread(
   options: ThreadListOptions,
 ): AsyncGenerator<CheckpointTuple> {
   if (options.limit !== undefined && options.limit <= 0) return;
-  if (!store.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `MemoriaSaver.list() needs a store with getAllState(); the ${store.name} store has none.`);
-  const state = await store.getAllState(key);
+  const state = await allStateOf(store, key, "MemoriaSaver.list()");
   const records = new Map<string, CheckpointRecord>();
   for (const [name, value] of Object.entries(state)) {
     if (!stateNames.isCheckpoint(name)) continue;
-    const record = parseCheckpoint(value, name) as CheckpointRecord;
-    records.set(stateNames.checkpoint(record.ns, record.id), record);
+    records.set(name, parseCheckpoint(value, name) as CheckpointRecord);
   }
   const before = options.before?.configurable?.checkpoint_id as string | undefined;
   const chosen = [...records.values()]

@@ -1,4 +1,4 @@
-import { type HistoryStore, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, type LockOptions, type SessionKey, SessionLocks, type TurnLock, encodeSessionKey } from "@memoria/core";
 
 /**
  * How long a thread's turn lock is kept after a write, for the next one. LangGraph
@@ -22,7 +22,7 @@ interface Held {
  * (its lease, `lock.ttlMs`), as a turn that dies does.
  */
 export class ThreadLocks {
-  readonly #queues = new Map<string, Promise<void>>();
+  readonly #local = new SessionLocks();
   readonly #held = new Map<string, Held>();
   /** A script that ends right after a run gives its kept locks back instead of leaving them to expire. */
   readonly #onExit = () => void this.releaseAll();
@@ -34,14 +34,7 @@ export class ThreadLocks {
 
   async run<T>(key: SessionKey, work: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
     const id = encodeSessionKey(key);
-    const before = this.#queues.get(id) ?? Promise.resolve();
-    let done!: () => void;
-    const mine = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    const queued = before.then(() => mine);
-    this.#queues.set(id, queued);
-    await before;
+    const releaseLocal = await this.#local.acquire(id);
     try {
       const held = await this.#take(id, key);
       try {
@@ -52,11 +45,9 @@ export class ThreadLocks {
         throw error;
       }
     } finally {
-      done();
-      if (this.#queues.get(id) === queued) {
-        this.#queues.delete(id);
-        this.#keepForAWhile(id);
-      }
+      releaseLocal();
+      // Kept for a next write unless one is already queued (it takes the lock as it is).
+      if (!this.#local.isBusy(id)) this.#keepForAWhile(id);
     }
   }
 

@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, InvalidMessageError, type SessionKey, type TurnLock, encodeMessages, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, InvalidMessageError, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
 import { MessagePool, type Ranges } from "./message-pool.js";
 
 /** How many threads' pools one saver keeps in memory. */
@@ -49,12 +49,6 @@ export class ThreadPools {
     let pool = await this.get(key, 0);
     let located = pool.locate(value);
     if (located.fresh.length === 0) return located.ranges;
-    try {
-      encodeMessages(located.fresh);
-    } catch (error) {
-      if (InvalidMessageError.isInstance(error)) return undefined;
-      throw error;
-    }
     const current = lock !== undefined && this.#cache.get(id)?.verifiedUnder === lock;
     if (!current) {
       if ((await this.store.count(key)) === pool.length) this.#trust(id, lock);
@@ -68,8 +62,9 @@ export class ThreadPools {
     try {
       ({ appended } = await this.store.append(key, located.fresh, { lock, turnId }));
     } catch (error) {
-      this.#cache.delete(id);
+      // A message memoria's format cannot hold is refused before anything is written.
       if (InvalidMessageError.isInstance(error)) return undefined;
+      this.#cache.delete(id);
       throw error;
     }
     if (appended) {

@@ -92,6 +92,19 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     expect(texts(again!.checkpoint.channel_values.messages as BaseMessage[])).toEqual(texts(checkpoint.channel_values.messages));
   });
 
+  it("keeps a message list memoria's format cannot hold through LangGraph's serializer, giving back what MemorySaver does", async () => {
+    const { saver, store } = saverOn(kind);
+    const config = { configurable: { thread_id: "t5" } };
+    // A Date is not plain JSON: memoria's codec refuses it, LangGraph's serializer writes it as text.
+    const odd = () => new HumanMessage({ content: "dated", id: "h-dated", additional_kwargs: { at: new Date(0) } });
+    const ours = echoGraph(saver);
+    const theirs = echoGraph(new MemorySaver());
+    await ours.invoke({ messages: [odd()] }, config);
+    await theirs.invoke({ messages: [odd()] }, config);
+    expect(texts((await ours.getState(config)).values.messages)).toEqual(texts((await theirs.getState(config)).values.messages));
+    expect(await store.count({ threadId: "t5" })).toBe(0);
+  });
+
   it("refuses a run whose thread another run moved on meanwhile, saving nothing", async () => {
     const { saver } = saverOn(kind);
     const graph = echoGraph(saver);
