@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, RemoveMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph-checkpoint";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { serializeMessage } from "@memoria/core";
 import { afterEach, describe, expect, it } from "vitest";
@@ -117,6 +117,29 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     expect(ThreadBusyError.isInstance(error)).toBe(true);
     expect(await saver.getTuple({ configurable: { thread_id: "t3", checkpoint_id: stale.id } })).toBeUndefined();
     expect((await graph.getState(config)).values.messages).toHaveLength(4);
+  });
+});
+
+describe("MemoriaSaver's message channels", () => {
+  const Notes = Annotation.Root({ notes: Annotation<BaseMessage[]>({ reducer: (a, b) => a.concat(b), default: () => [] }) });
+  const notesGraph = (checkpointer: BaseCheckpointSaver) =>
+    new StateGraph(Notes)
+      .addNode("note", (state) => ({ notes: [new AIMessage({ content: `note ${state.notes.length}`, id: `n-${state.notes.length}` })] }))
+      .addEdge(START, "note")
+      .addEdge("note", END)
+      .compile({ checkpointer });
+
+  it.each([
+    ["stores a channel named in messageChannels once, in the thread's session", ["messages", "notes"], 6],
+    ["keeps other channels of messages in their checkpoints", undefined, 0],
+  ] as const)("%s", async (_, messageChannels, pooled) => {
+    const { saver, store } = saverOn("sqlite", messageChannels ? { messageChannels: [...messageChannels] } : {});
+    const config = { configurable: { thread_id: "notes" } };
+    for (let n = 0; n < 3; n += 1) await notesGraph(saver).invoke({ notes: [new HumanMessage({ content: `q${n}`, id: `q-${n}` })] }, config);
+    const theirs = notesGraph(new MemorySaver());
+    for (let n = 0; n < 3; n += 1) await theirs.invoke({ notes: [new HumanMessage({ content: `q${n}`, id: `q-${n}` })] }, config);
+    expect(texts((await notesGraph(saver).getState(config)).values.notes)).toEqual(texts((await theirs.getState(config)).values.notes));
+    expect(await store.count({ threadId: "notes" })).toBe(pooled);
   });
 });
 
