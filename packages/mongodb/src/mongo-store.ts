@@ -167,7 +167,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const sessionKey = createSessionKey(key);
       return guarded(async (c) => {
         const doc = await session(c, sessionKey);
-        return doc ? infoOf(doc) : undefined;
+        return doc ? infoOf(doc, await visibleCount(c, doc)) : undefined;
       });
     },
 

@@ -79,6 +79,9 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
         const turn = () => [new HumanMessage("q"), new HumanMessage("a")];
         const failures = await everyFailure("append", () => store.append(key, turn(), { turnId: `t-${stored}` }), error, async (failed) => {
           const count = (await store.read(key)).length;
+          // Every way of asking agrees on what is stored.
+          expect(await store.count(key)).toBe(count);
+          if (store.info) expect((await store.info(key))?.messageCount).toBe(count);
           if (!failed) expect(count).toBe(stored + 2);
           else if ((failed as { outcome?: string }).outcome === "not-stored") expect(count).toBe(stored);
           // Whatever happened, the same turn id again leaves the turn stored exactly once,
