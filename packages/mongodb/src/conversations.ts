@@ -14,17 +14,13 @@ import {
 import type { Collection, Filter } from "mongodb";
 import type { SessionDoc } from "./documents.js";
 
-/**
- * A session document's info; a document from before conversation info counts its
- * activity as unknown (0). `committed` is the message count a reader sees, when the
- * caller looked past the document (a pending turn whose marker is stored).
- */
-export function infoOf(doc: SessionDoc, committed = doc.n): SessionInfo {
+/** A session document's info; a document from before conversation info counts its activity as unknown (0). */
+export function infoOf(doc: SessionDoc): SessionInfo {
   const lastActiveAt = doc.a ?? 0;
   return sessionInfo(createSessionKey(doc.k), {
     createdAt: doc.c ?? lastActiveAt,
     lastActiveAt,
-    messageCount: committed - (doc.b ?? 0),
+    messageCount: doc.n - (doc.b ?? 0),
     title: doc.ti,
     metadata: doc.md,
   });

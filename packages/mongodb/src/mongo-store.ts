@@ -167,7 +167,8 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const sessionKey = createSessionKey(key);
       return guarded(async (c) => {
         const doc = await session(c, sessionKey);
-        return doc ? infoOf(doc, await visibleCount(c, doc)) : undefined;
+        // Counted as a read counts: with a pending turn whose marker is stored.
+        return doc ? infoOf({ ...doc, n: await visibleCount(c, doc) }) : undefined;
       });
     },
 
