@@ -3,6 +3,7 @@ import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
+import { bestRemembered, rememberedLines } from "./memory-reader.js";
 
 function text(message: BaseMessage): string {
   return typeof message.content === "string" ? message.content : message.text;
@@ -12,7 +13,9 @@ function text(message: BaseMessage): string {
  * A deterministic chat model for examples that must run offline. It says that it
  * is offline, and answers only from what it was given, so you can watch memory
  * work: it remembers a name told with "my name is …" (also through a summary),
- * reports how many earlier messages reached it, and answers a summarization
+ * answers a question from the memory blocks it was given (the remembered line
+ * sharing most words with it), reports how many earlier messages and remembered
+ * lines reached it, and answers a summarization
  * prompt with an extractive summary of what the human said. Long-term memory's
  * prompts (fact extraction, subject resolution, profile) get @memoria/testkit's
  * scripted answers, which read a few sentence shapes ("X lives in Y", "my name is X").
@@ -38,23 +41,29 @@ export class OfflineChatModel extends BaseChatModel {
       const said = (summarize[2] ?? "").split("\n").filter((line) => line.startsWith("Human: ")).map((line) => `The human said: "${line.slice(7)}".`);
       return [summarize[1], ...said].filter(Boolean).join(" ");
     }
-    const earlier = messages.slice(0, -1).filter((m) => m.getType() !== "system");
+    // Memory blocks are not messages of the conversation, in whichever role they came.
+    const earlier = messages.slice(0, -1).filter((m) => m.getType() !== "system" && !text(m).startsWith("<memory kind="));
     const system = messages.find((m) => m.getType() === "system");
     // Names told by the human, directly or through a summary in a system message.
     const names = messages
       .filter((m) => m.getType() === "human" || m.getType() === "system")
       .map((m) => /(?:my name is|the user is named) ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
       .filter((name): name is string => name !== undefined);
+    const remembered = rememberedLines(messages.slice(0, -1));
+    const fromMemory = /\?\s*$/.test(question) ? bestRemembered(question, remembered) : undefined;
     const parts = ["[offline model]"];
     if (system) parts.push(`(system: ${text(system)})`);
     if (/what(?:'s| is) my name/i.test(question)) {
       parts.push(names.length > 0 ? `Your name is ${names[names.length - 1]}.` : "I don't know your name: nobody told me.");
     } else if (names.length > 0 && /my name is/i.test(question)) {
       parts.push(`Nice to meet you, ${names[names.length - 1]}!`);
+    } else if (fromMemory) {
+      parts.push(`From memory: ${fromMemory.text}${/[.!?]$/.test(fromMemory.text) ? "" : "."}`);
     } else {
       parts.push(`You said: "${question}".`);
     }
-    parts.push(`I was given ${earlier.length} earlier message${earlier.length === 1 ? "" : "s"}.`);
+    const given = `I was given ${earlier.length} earlier message${earlier.length === 1 ? "" : "s"}`;
+    parts.push(remembered.length > 0 ? `${given} and ${remembered.length} remembered line${remembered.length === 1 ? "" : "s"}.` : `${given}.`);
     return parts.join(" ");
   }
 

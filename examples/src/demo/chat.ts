@@ -1,7 +1,7 @@
 /**
  * memoria's demo: a terminal chat that remembers, its history in SQLite.
  *
- *   pnpm demo                                         talk; /exit to leave
+ *   pnpm demo                                         talk; /help lists commands, /quit leaves
  *   pnpm demo --session s1 --message "My name is Ada"  one turn, for scripts
  *   pnpm demo --session s1 --message "What is my name?" --verbose
  *   pnpm demo --list                                   past sessions of the user
@@ -22,7 +22,8 @@ import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { OpenAIEmbeddings } from "@langchain/openai";
-import { type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { type HistoryStore, type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
 import { HashingEmbeddings, combineMemory, factMemory, recallMemory, summaryBufferMemory, windowMemory } from "@memoria/memory";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
 import { chooseModel } from "./model.js";
@@ -84,43 +85,45 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
     }
     const { model, description } = chooseModel(io.env ?? process.env);
     if (values.summary) memory = summaryBufferMemory({ model, maxTokens });
-    // Off the turn: facts and recall vectors are worked out after each saved turn.
-    const longTerm = values.user === undefined ? undefined : combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(io.env ?? process.env), scope: ["userId"] }), memory);
-    if (longTerm) memory = longTerm;
-    const prompt = ChatPromptTemplate.fromMessages([
-      ["system", "You are memoria's demo assistant."],
-      new MessagesPlaceholder("history"),
-      ["human", "{input}"],
-    ]);
-    const chat = new RunnableWithMessageHistory({
-      runnable: prompt.pipe(model),
-      store,
-      sessionFields: ["userId", "sessionId"],
-      inputMessagesKey: "input",
-      historyMessagesKey: "history",
-      memory,
-    });
-    const config = {
-      configurable: { userId: user, sessionId: values.session },
+    const session = { user, sessionId: values.session as string };
+    let chat = openChat({ store, model, memory, longTerm: values.user !== undefined, env: io.env ?? process.env });
+    const config = () => ({
+      configurable: { userId: session.user, sessionId: session.sessionId },
       callbacks: values.verbose ? [new PromptPrinter(io.write)] : [],
-    };
+    });
     const turn = async (input: string) => {
-      for await (const chunk of await chat.stream({ input }, config)) io.write(typeof chunk.content === "string" ? chunk.content : chunk.text);
+      for await (const chunk of await chat.runnable.stream({ input }, config())) io.write(typeof chunk.content === "string" ? chunk.content : chunk.text);
       io.write("\n");
     };
     if (values.message !== undefined) {
       await turn(values.message);
-      await longTerm?.idle();
+      await chat.idle();
       return 0;
     }
-    io.write(`memoria demo: ${description}\nhistory: ${path}, user "${user}", session "${values.session}" (${await store.count({ userId: user, sessionId: values.session as string })} messages so far)${longTerm ? ", long-term memory on" : ""}\ntype /exit to leave\n`);
+    const where = async () =>
+      `user "${session.user}", session "${session.sessionId}" (${await store.count({ userId: session.user, sessionId: session.sessionId })} messages so far), long-term memory ${chat.longTerm ? "on" : "off"}`;
+    io.write(`memoria demo: ${description}\nhistory: ${path}\n${await where()}\n${COMMANDS}\n> `);
     for await (const line of io.lines ?? []) {
       const input = line.trim();
-      if (input === "/exit") break;
-      if (input) await turn(input);
+      if (input === "/quit" || input === "/exit") break;
+      if (input.startsWith("/")) {
+        const [command = "", argument = ""] = input.split(/\s+/, 2);
+        if (command === "/help") io.write(`${COMMANDS}\n`);
+        else if ((command === "/user" || command === "/session") && !argument) io.write(`${command} takes a name: ${command} ${command === "/user" ? "ada" : "trip"}\n`);
+        else if (command === "/user") {
+          await chat.idle();
+          session.user = argument;
+          chat = openChat({ store, model, memory, longTerm: true, env: io.env ?? process.env });
+          io.write(`now ${await where()}\n`);
+        } else if (command === "/session") {
+          await chat.idle(); // what the last session taught is remembered in the next
+          session.sessionId = argument;
+          io.write(`now ${await where()}\n`);
+        } else io.write(`unknown command ${command}: /help lists them\n`);
+      } else if (input) await turn(input);
       io.write("> ");
     }
-    await longTerm?.idle();
+    await chat.idle();
     return 0;
   } catch (error) {
     if (MemoriaError.isInstance(error)) {
@@ -133,6 +136,33 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   }
 }
 
+const COMMANDS = "commands: /help, /user NAME (talk as NAME, with long-term memory), /session ID, /quit (or /exit); anything else goes to the model";
+
+interface ChatOptions {
+  store: HistoryStore;
+  model: BaseChatModel;
+  /** What reaches the model from this session. */
+  memory: MemoryStrategy;
+  /** Facts and recall across the user's sessions, worked out after each saved turn. */
+  longTerm: boolean;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The demo's chain: a system prompt, the history, the input; and a way to wait for long-term memory's work. */
+function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
+  const combined = longTerm ? combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(env), scope: ["userId"] }), memory) : undefined;
+  const prompt = ChatPromptTemplate.fromMessages([["system", "You are memoria's demo assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
+  const runnable = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    store,
+    sessionFields: ["userId", "sessionId"],
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    memory: combined ?? memory,
+  });
+  return { runnable, longTerm, idle: async () => combined?.idle() };
+}
+
 /** OpenAI-compatible embeddings when OPENAI_EMBEDDINGS_MODEL names one; otherwise offline hashing embeddings. */
 function embeddingsFor(env: NodeJS.ProcessEnv) {
   const model = env.OPENAI_EMBEDDINGS_MODEL;
@@ -142,8 +172,8 @@ function embeddingsFor(env: NodeJS.ProcessEnv) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const interactive = !process.argv.slice(2).some((arg) => arg === "--message" || arg.startsWith("--message=") || arg === "--list");
-  const readline = interactive ? createInterface({ input: process.stdin, output: process.stdout, prompt: "> " }) : undefined;
-  if (readline) process.stdout.write("> ");
+  // The demo writes its own "> ", after the banner and after each answer.
+  const readline = interactive ? createInterface({ input: process.stdin, terminal: false }) : undefined;
   process.exitCode = await runDemo(process.argv.slice(2), {
     write: (text) => process.stdout.write(text),
     cwd: process.env.INIT_CWD ?? process.cwd(),
