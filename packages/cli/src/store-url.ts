@@ -1,4 +1,5 @@
 import { existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { isAbsolute, resolve } from "node:path";
 import type { HistoryStore } from "@memoria/core";
 import { UsageError } from "./cli-error.js";
@@ -11,6 +12,34 @@ export interface OpenedStore {
 }
 
 const SCHEMES = "sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder";
+
+/**
+ * The store package of a kind of URL, loaded only when a URL needs it: the stores
+ * and their drivers are optional peers of @memoria/cli, so a missing one is a
+ * usage error naming what to install, not a stack trace. `needs` is the store
+ * package, then its driver.
+ */
+async function storePackage<T>(what: string, needs: readonly [string, string], load: () => Promise<T>): Promise<T> {
+  const [store, driver] = needs;
+  const missing: string[] = [];
+  let loaded: T | undefined;
+  try {
+    loaded = await load();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if ((code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") || !(error as Error).message.includes(store)) throw error;
+    missing.push(store);
+  }
+  try {
+    createRequire(import.meta.url).resolve(driver);
+  } catch {
+    missing.push(driver);
+  }
+  if (loaded === undefined || missing.length > 0) {
+    throw new UsageError(`${what} needs ${store} and ${driver} beside @memoria/cli, and ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed: npm install ${needs.join(" ")}`);
+  }
+  return loaded;
+}
 
 /**
  * Relative paths are taken from where the user ran the command: the working
@@ -47,24 +76,24 @@ export async function openStore(url: string | undefined, options: { create?: boo
   const prefix = new URLSearchParams(query).get("prefix") ?? undefined;
   switch (scheme) {
     case "sqlite": {
-      const { createSqliteStore } = await import("@memoria/sql");
+      const { createSqliteStore } = await storePackage("a sqlite: URL", ["@memoria/sql", "better-sqlite3"], () => import("@memoria/sql"));
       const path = base.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
       if (!path) throw new UsageError("a sqlite URL needs a path, e.g. sqlite:./history.db");
       return { store: createSqliteStore({ path: localPath(path, create), tablePrefix: prefix }), label };
     }
     case "postgres":
     case "postgresql": {
-      const { createPostgresStore } = await import("@memoria/sql");
+      const { createPostgresStore } = await storePackage("a postgres:// URL", ["@memoria/sql", "pg"], () => import("@memoria/sql"));
       return { store: createPostgresStore({ connectionString: base, tablePrefix: prefix, maxConnections: 4 }), label };
     }
     case "redis":
     case "rediss": {
-      const { createRedisStore } = await import("@memoria/redis");
+      const { createRedisStore } = await storePackage("a redis:// URL", ["@memoria/redis", "ioredis"], () => import("@memoria/redis"));
       return { store: createRedisStore({ url: base, keyPrefix: prefix }), label };
     }
     case "mongodb":
     case "mongodb+srv": {
-      const { createMongoStore } = await import("@memoria/mongodb");
+      const { createMongoStore } = await storePackage("a mongodb:// URL", ["@memoria/mongodb", "mongodb"], () => import("@memoria/mongodb"));
       const dbName = new URL(base).pathname.slice(1) || undefined;
       return { store: createMongoStore({ url: base, dbName, collectionName: prefix }), label };
     }

@@ -62,6 +62,13 @@ describe("repository consistency", () => {
     }
   });
 
+  it("names every published package in docs/releasing.md", () => {
+    const releasing = read("..", "docs", "releasing.md");
+    for (const dir of readdirSync(packages).filter((d) => existsSync(join(packages, d, "package.json")))) {
+      if (!manifest(dir).private) expect(releasing, dir).toContain(`\`${manifest(dir).name}\``);
+    }
+  });
+
   it("ships the root LICENSE (MIT) in every package, which npm packs whatever `files` says", () => {
     const license = read("..", "LICENSE");
     expect(license).toMatch(/^MIT License/);
