@@ -32,8 +32,8 @@ export type MessageHistoryFactory = (
 export interface InvocableLike<RunOutput = unknown> {
   // biome-ignore lint/suspicious/noExplicitAny: agents type their input and config their own way
   invoke(input: any, config?: any): Promise<RunOutput>;
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  stream(input: any, config?: any): Promise<AsyncIterable<RunOutput>>;
+  // biome-ignore lint/suspicious/noExplicitAny: as above; and an agent's chunks are not its output (createAgent streams state updates), so tying them to RunOutput refused `runnable: createAgent(…)` when written directly
+  stream(input: any, config?: any): Promise<AsyncIterable<any>>;
 }
 
 export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends TurnKeys {

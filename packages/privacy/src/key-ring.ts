@@ -19,6 +19,10 @@ export function keyId(id: unknown, what = "activeKeyId"): string {
 }
 
 function toKeyObject(id: string, material: KeyMaterial): KeyObject {
+  if (typeof material !== "string" && !(material instanceof Uint8Array)) {
+    // Most often an environment variable that is not set: `keys: { k1: process.env.KEY! }`.
+    throw new MemoriaError("INVALID_ARGUMENT", `Key "${id}" must be 32 bytes (AES-256), as bytes or base64 text; got ${material === undefined ? "undefined (is the variable it comes from set?)" : typeof material}.`);
+  }
   const bytes = typeof material === "string" ? Buffer.from(material, "base64") : Buffer.from(material);
   if (bytes.length !== 32) {
     throw new MemoriaError("INVALID_ARGUMENT", `Key "${id}" must be 32 bytes (AES-256), as bytes or base64 text; got ${bytes.length} bytes.`);

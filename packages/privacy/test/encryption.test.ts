@@ -29,6 +29,10 @@ describe("encryptStore", () => {
   it("checks its options and keeps memoria.* state names for itself", async () => {
     const inner = createInMemoryStore();
     expect(() => encryptStore(inner, { keys: { A: randomBytes(16) }, activeKeyId: "A" })).toThrow(/must be 32 bytes/);
+    // A key read from an unset environment variable: a typed error that says so, not Buffer's TypeError.
+    const unset = () => encryptStore(inner, { keys: { A: process.env.MEMORIA_TEST_NEVER_SET as string }, activeKeyId: "A" });
+    expect(unset).toThrow(/Key "A" must be 32 bytes .* got undefined \(is the variable it comes from set\?\)/);
+    expect(unset).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(() => encryptStore(inner, { keys: { A: keyA }, activeKeyId: "B" })).toThrow(/active key "B" is not among/);
     expect(() => encryptStore(inner, { keys: { "bad id": keyA }, activeKeyId: "bad id" })).toThrow(/letters, digits/);
     expect(() => encryptStore(inner, { ...options, hashIds: { secret: randomBytes(8) } })).toThrow(/at least 32 bytes/);

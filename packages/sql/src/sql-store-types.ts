@@ -17,8 +17,14 @@ export interface SqlStoreOptions {
   ttlSeconds?: number;
 }
 
+/**
+ * The optional calls of the contract that a SQL store always has, so code written
+ * against `createSqliteStore()` calls `store.recent(…)` without a `?.`.
+ */
+type SqlCalls = "getAllState" | "info" | "setInfo" | "recent" | "replaceTail" | "trim" | "lock";
+
 /** A SQL history store: the `HistoryStore` contract plus expiry clean-up. */
-export interface SqlHistoryStore extends HistoryStore {
+export interface SqlHistoryStore extends Omit<HistoryStore, SqlCalls>, Required<Pick<HistoryStore, SqlCalls>> {
   /** Deletes expired sessions and locks, in batches; resolves with the number of sessions deleted. */
   prune(options?: { batchSize?: number }): Promise<number>;
   /** Runs the schema migrations now, instead of on first use. */
