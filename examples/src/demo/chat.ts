@@ -159,6 +159,7 @@ function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
     inputMessagesKey: "input",
     historyMessagesKey: "history",
     memory: combined ?? memory,
+    recordPrompts: true, // so `pnpm studio` shows what the model saw in each turn
   });
   return { runnable, longTerm, idle: async () => combined?.idle() };
 }

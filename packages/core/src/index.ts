@@ -116,4 +116,5 @@ export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
 export { LocalLeases } from "./local-leases.js";
 export { memoryContext } from "./session-backend.js";
 export { PromptPrinter } from "./prompt-printer.js";
+export { type ModelCallRecord, type PromptPart, type PromptRecord, promptRecordName, promptRecords } from "./prompt-record.js";
 export { type AccessAction, type AccessRequest, type Authorize, ForbiddenError, IntegrityError, checkAccess } from "./access.js";

@@ -20,6 +20,7 @@ import { SessionLocks } from "./turn-lock.js";
 import { type Authorize, checkAccess } from "./access.js";
 import { inputMessagesOf, withHistory, withMessages, withWiringHint } from "./turn-io.js";
 import { type IncompleteTurnPolicy, type SaveErrorContext, Turn } from "./turn.js";
+import { PromptRecorder, ReadPositions } from "./prompt-record.js";
 import type { BusySessionPolicy, HistoryInput, InvocableLike, MessageHistoryFactory, RunnableWithMessageHistoryInput } from "./history-runnable-options.js";
 
 export type { IncompleteTurnPolicy, SaveErrorContext } from "./turn.js";
@@ -56,6 +57,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   readonly busySession: BusySessionPolicy;
   readonly saveOnError: IncompleteTurnPolicy;
   readonly saveOnCancel: IncompleteTurnPolicy;
+  readonly recordPrompts: boolean;
   readonly #config: RunnableConfig;
   readonly #lockOptions: LockOptions;
   readonly #maxInputBytes: number;
@@ -83,6 +85,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     this.busySession = oneOf("busySession", fields.busySession ?? "wait", ["wait", "reject", "proceed"]);
     this.saveOnError = oneOf("saveOnError", fields.saveOnError ?? "nothing", ["nothing", "input", "partial"]);
     this.saveOnCancel = oneOf("saveOnCancel", fields.saveOnCancel ?? "partial", ["nothing", "input", "partial"]);
+    this.recordPrompts = fields.recordPrompts === true;
     this.#config = fields.config ?? {};
     this.#lockOptions = fields.lockOptions ?? {};
     this.#maxInputBytes = fields.maxInputBytes ?? 4 * 1024 * 1024;
@@ -178,17 +181,26 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     try {
       const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
       const turnIdGiven = config.configurable?.turnId !== undefined;
+      const recording = this.recordPrompts ? { recorder: new PromptRecorder(), reads: new ReadPositions() } : undefined;
       const turn = (runnableInput: unknown, sent: () => readonly BaseMessage[]) =>
-        new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, sent, release, runManager);
+        new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, sent, release, runManager, recording);
       // The default path (whole history, an in-memory store, untraced): the store copies
       // the session and the input into one array, the one copy of the turn.
-      if (backend.readJoined && !runManager && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
+      if (backend.readJoined && !runManager && !recording && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
         const joined = backend.readJoined(inputMessages);
         // The runnable owns this array and may add to it; what it was sent is the first `length`.
         const length = joined.length;
         return turn(withMessages(input, joined, this), () => (joined.length === length ? joined : joined.slice(0, length)));
       }
-      const load = () => this.memory.load(loadContext(backend, sessionKey, inputMessages, config));
+      const context = loadContext(backend, sessionKey, inputMessages, config);
+      if (recording) {
+        context.read = async (options) => {
+          const messages = await backend.read(options);
+          recording.reads.note(messages, options?.last);
+          return messages;
+        };
+      }
+      const load = () => this.memory.load(context);
       const history = await childRun(runManager?.getChild(), "insertHistory", sessionKey, input, (inner) =>
         childRun(inner, "loadHistory", sessionKey, input, load),
       );

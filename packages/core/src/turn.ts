@@ -7,6 +7,8 @@ import type { MemoryStrategy } from "./memory-strategy.js";
 import { type Backend, loadContext } from "./session-backend.js";
 import type { SessionKey } from "./session-key.js";
 import { type TurnKeys, outputMessagesOf } from "./turn-io.js";
+import { type PromptRecorder, type ReadPositions, buildPromptRecord, promptRecordName } from "./prompt-record.js";
+import type { JsonValue } from "./json-value.js";
 
 /**
  * What of a turn is stored when it does not complete:
@@ -68,6 +70,8 @@ export class Turn {
     private readonly sent: () => readonly BaseMessage[],
     private readonly releaseLock: () => Promise<void>,
     private readonly runManager?: CallbackManagerForChainRun,
+    /** With `recordPrompts`: what the model calls are given, and where the history's messages were read from. */
+    private readonly recording?: { recorder: PromptRecorder; reads: ReadPositions },
   ) {}
 
   /** The messages `output` adds to the session: without the history and input that a thread-returning agent echoes. */
@@ -80,7 +84,12 @@ export class Turn {
    * LangChain sets it, the session's chat history as `configurable.messageHistory`.
    */
   runnableConfig(): RunnableConfig {
-    return patchConfig(this.config, { callbacks: this.runManager?.getChild(), configurable: { messageHistory: this.backend.chatHistory() } });
+    let callbacks: RunnableConfig["callbacks"] = this.runManager?.getChild();
+    if (this.recording) {
+      if (callbacks) callbacks.addHandler(this.recording.recorder, true);
+      else callbacks = [this.recording.recorder];
+    }
+    return patchConfig(this.config, { callbacks, configurable: { messageHistory: this.backend.chatHistory() } });
   }
 
   async save(outputMessages: BaseMessage[], turnError?: unknown): Promise<void> {
@@ -95,7 +104,11 @@ export class Turn {
         this.sessionKey,
         { messages: messages.length, turnId: this.turnId },
         // Without an afterSave that writes under the lock, nothing is written under it after this: the store may release it with the write.
-        () => this.backend.save(messages, this.turnId, { last: this.owner.memory.afterSave === undefined || this.owner.memory.afterSaveUnlocked === true, keepTurnId: this.turnIdGiven }),
+        () =>
+          this.backend.save(messages, this.turnId, {
+            last: !this.recording && (this.owner.memory.afterSave === undefined || this.owner.memory.afterSaveUnlocked === true),
+            keepTurnId: this.turnIdGiven,
+          }),
         { memoria_messages: messages.length, memoria_turn_id: this.turnId },
       );
     } catch (cause) {
@@ -105,11 +118,27 @@ export class Turn {
       return;
     }
     if (!appended) return; // a retry of a stored turn: its derived state was updated the first time
+    if (this.recording) {
+      try {
+        await this.#record(messages);
+      } catch (error) {
+        await this.owner._reportMemoryError(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
+      }
+    }
     try {
       await this.owner.memory.afterSave?.({ ...loadContext(this.backend, this.sessionKey, this.inputMessages, this.config), added: messages });
     } catch (error) {
       await this.owner._reportMemoryError(error, { sessionKey: this.sessionKey, turnId: this.turnId, messages });
     }
+  }
+
+  /** Keeps what the turn's model calls were given, as the turn's prompt record (a stored turn's failure here is reported, never the call's). */
+  async #record(stored: readonly BaseMessage[]): Promise<void> {
+    const { recorder, reads } = this.recording as NonNullable<Turn["recording"]>;
+    if (recorder.calls.length === 0) return; // no model was called (a runnable without one)
+    const before = (await this.backend.count()) - stored.length;
+    const record = buildPromptRecord(recorder.calls, reads.positions(before), stored, before);
+    await this.backend.state.set(promptRecordName(before), record as unknown as JsonValue);
   }
 
   async saveIncomplete(policy: IncompleteTurnPolicy, partialOutput: unknown, reason: "cancelled" | "failed", turnError?: unknown) {

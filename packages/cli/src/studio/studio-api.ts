@@ -9,6 +9,7 @@ import {
   encodeMessage,
   encodeSessionKey,
   memoryContext,
+  promptRecords,
 } from "@memoria/core";
 import { countTextTokens, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
 import { headerLine, snapshotLines } from "../export-format.js";
@@ -96,6 +97,23 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       const key = keyParam(params);
       const [state, info] = await Promise.all([store.getAllState?.(key) ?? {}, store.info?.(key)]);
       return { status: 200, body: { key, info, state } };
+    },
+
+    /**
+     * What the model was given, turn by turn: each recorded turn's prompt record (see
+     * `recordPrompts`), and the turns stored without one; the newest 50 turns, with
+     * the session's messages the records point at.
+     */
+    "GET prompts": async (params) => {
+      const key = keyParam(params);
+      const [messages, records] = await Promise.all([store.read(key), promptRecords(store, key)]);
+      const recorded = new Map(records.map((record) => [record.turn, record]));
+      const starts = new Set([...recorded.keys(), ...messages.flatMap((message, i) => (message.getType() === "human" ? [i] : []))]);
+      const turns = [...starts]
+        .sort((a, b) => a - b)
+        .slice(-50)
+        .map((at) => ({ at, said: messages[at]?.text.slice(0, 80) ?? "", record: recorded.get(at) ?? null }));
+      return { status: 200, body: { key, count: messages.length, turns, messages: messages.map(shown) } };
     },
 
     /** What a strategy would give the model for the session's next turn, with token counts. */

@@ -80,6 +80,57 @@ function Transcript({ id, about, onChanged }) {
   </div>`;
 }
 
+/** One part of a recorded prompt: a range of stored messages, or text the model was given that is not stored. */
+function RecordPart({ part, messages }) {
+  if ("stored" in part) {
+    const [from, to] = part.stored;
+    return html`<li class="stored-range">
+      <div class="meta">${to - from === 1 ? `stored message #${to}` : `stored messages #${from + 1}–#${to}`}, from the conversation</div>
+      <ol class="transcript">${messages.slice(from, to).map((m) => html`<${Bubble} key=${m.position} message=${m} />`)}</ol>
+    </li>`;
+  }
+  const label = part.memory ? `memory block (${part.memory}), not stored in this conversation` : `${part.type}, from the prompt`;
+  return html`<li class=${`bubble ${part.memory ? "memory" : part.type}`}><div class="who">${label}</div><div class="text">${part.text}</div></li>`;
+}
+
+/** The turns of a conversation and, for the one picked, exactly what its model calls were given. */
+function ModelSaw({ id }) {
+  const [result, setResult] = useState(undefined);
+  const [picked, setPicked] = useState(undefined);
+  useEffect(() => {
+    api(`prompts?key=${encodeURIComponent(id)}`).then(
+      (r) => {
+        setResult(r);
+        setPicked(r.turns.at(-1)?.at);
+      },
+      (error) => setResult({ error: error.message }),
+    );
+  }, [id]);
+  if (!result) return html`<p class="meta">Loading…</p>`;
+  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  if (result.turns.length === 0) return html`<p class="meta">No turns yet.</p>`;
+  const turn = result.turns.find((t) => t.at === picked) ?? result.turns.at(-1);
+  return html`<div>
+    <div class="actions">
+      <label>Turn
+        <select value=${turn.at} onChange=${(e) => setPicked(Number(e.target.value))}>
+          ${result.turns.map((t) => html`<option value=${t.at}>#${t.at + 1}: ${t.said}${t.record ? "" : " (not recorded)"}</option>`)}
+        </select>
+      </label>
+    </div>
+    ${
+      turn.record
+        ? turn.record.calls.map(
+            (call, i) => html`<section class="model-call" aria-label=${`Model call ${i + 1}`}>
+              <p class="meta">Model call ${i + 1} of ${turn.record.calls.length}${call.model ? ` · ${call.model}` : ""}${call.usage ? ` · ${call.usage.input} tokens in, ${call.usage.output} out` : ""} · stored ${when(Date.parse(turn.record.at))}</p>
+              <ol class="prompt">${call.parts.map((part) => html`<${RecordPart} part=${part} messages=${result.messages} />`)}</ol>
+            </section>`,
+          )
+        : html`<p class="meta" role="note">This turn was stored without a record of what the model was given: it predates recording, or the app does not set <code>recordPrompts: true</code>. "Next turn (simulated)" shows what a strategy would give.</p>`
+    }
+  </div>`;
+}
+
 function Preview({ id }) {
   const [strategy, setStrategy] = useState("window");
   const [k, setK] = useState(3);
@@ -131,7 +182,8 @@ function DerivedState({ id }) {
 
 const TABS = [
   ["transcript", "Transcript"],
-  ["preview", "What the model saw"],
+  ["saw", "What the model saw"],
+  ["preview", "Next turn (simulated)"],
   ["state", "Derived state"],
 ];
 
@@ -179,12 +231,21 @@ export function SessionView({ id, about, onChanged, onGone }) {
       <button disabled=${!about.write} title=${off} onClick=${branch}>Branch</button>
       ${key.userId !== undefined && html`<button class="danger" disabled=${!about.write} title=${off} onClick=${erase}>Erase user ${key.userId}</button>`}
     </div>
+    ${!about.write && html`<p class="meta" id="read-only-note">Read only: export, branch, delete and erase need the studio started with <code>--write</code>.</p>`}
     <p class="status" aria-live="polite">${status}</p>
     <div role="tablist" aria-label="Views">
       ${TABS.map(([name, label]) => html`<button role="tab" id=${`tab-${name}`} aria-selected=${tab === name ? "true" : "false"} onClick=${() => setTab(name)}>${label}</button>`)}
     </div>
     <div role="tabpanel" aria-labelledby=${`tab-${tab}`}>
-      ${tab === "transcript" ? html`<${Transcript} id=${id} about=${about} onChanged=${onChanged} />` : tab === "preview" ? html`<${Preview} id=${id} />` : html`<${DerivedState} id=${id} />`}
+      ${
+        tab === "transcript"
+          ? html`<${Transcript} id=${id} about=${about} onChanged=${onChanged} />`
+          : tab === "saw"
+            ? html`<${ModelSaw} id=${id} />`
+            : tab === "preview"
+              ? html`<${Preview} id=${id} />`
+              : html`<${DerivedState} id=${id} />`
+      }
     </div>
   </section>`;
 }
