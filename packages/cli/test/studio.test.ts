@@ -6,8 +6,9 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { windowMemory } from "@memoria/memory";
+import { combineMemory, factMemory, windowMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
+import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -150,6 +151,44 @@ describe("memoria studio", { timeout: 120_000 }, () => {
       expect(session!.y).toBeGreaterThanOrEqual(nav!.y + nav!.height - 1);
       expect(session!.width).toBeGreaterThan(350);
       expect(missing).toEqual([]); // the favicon included
+    } finally {
+      await page.close();
+      await studio.stop();
+    }
+  });
+
+  it("shows a user's long-term memory: the facts that hold and held, with dates, one click from the message each came from", async () => {
+    const path = join(dir, "memory.db");
+    const server = await startOpenAICompatibleServer((request) => ({ content: answerMemoryPrompt(String(request.messages.at(-1)?.content)) ?? "Noted." }));
+    const store = createSqliteStore({ path });
+    try {
+      const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+      const memory = combineMemory(factMemory({ model, scope: ["userId"], structured: false }), windowMemory({ k: 2 }));
+      const chat = new RunnableWithMessageHistory({ runnable: model, store, memory, sessionFields: ["userId", "conversationId"] });
+      await chat.invoke("Ada lives in London.", { configurable: { userId: "ada", conversationId: "march" } });
+      await memory.idle();
+      await chat.invoke("Ada lives in Paris.", { configurable: { userId: "ada", conversationId: "june" } });
+      await memory.idle();
+    } finally {
+      await store.close();
+      await server.stop();
+    }
+    const studio = await runStudio(["--store", `sqlite:${path}`]);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    try {
+      await page.goto(studio.url);
+      await page.getByRole("navigation", { name: "Conversations" }).getByText("userId=ada conversationId=june").click();
+      await page.getByRole("tab", { name: "Long-term memory" }).click();
+      await page.getByText("Facts that hold (1)").waitFor();
+      await expect(page.locator("li.fact").allInnerTexts()).resolves.toEqual([
+        expect.stringMatching(/^Ada lives in Paris\nAda · since \d{4}-\d\d-\d\d\nfrom conversationId=june, message #1$/),
+        expect.stringMatching(/^Ada lives in London\nAda · \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d · replaced by f\d+\nfrom conversationId=march, message #1$/),
+      ]);
+      await expect(page.getByText("Facts that held before (1)").count()).resolves.toBe(1);
+      await page.screenshot({ path: join(shots, "studio-memory-view.png") });
+      await page.getByRole("button", { name: "from conversationId=march, message #1" }).click();
+      await page.getByRole("heading", { name: "conversationId=march userId=ada" }).waitFor();
+      await page.getByText("Ada lives in London.").first().waitFor();
     } finally {
       await page.close();
       await studio.stop();

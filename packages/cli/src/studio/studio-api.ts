@@ -10,6 +10,7 @@ import {
   encodeSessionKey,
   memoryContext,
   promptRecords,
+  scopeKeyOf,
 } from "@memoria/core";
 import { countTextTokens, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
 import { headerLine, snapshotLines } from "../export-format.js";
@@ -138,6 +139,22 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
         .filter(([, value]) => typeof (value as { summary?: unknown })?.summary === "string")
         .map(([name, value]) => ({ name, summary: (value as { summary: string }).summary }));
       return { status: 200, body: { strategy, messages, tokens: messages.reduce((sum, m) => sum + m.tokens, 0), of: count, summaries } };
+    },
+
+    /**
+     * A user's long-term memory: the facts of their scope record (holding and held,
+     * with dates and the message each came from), and every other value kept there
+     * (the profile, progress marks), as stored.
+     */
+    "GET memory": async (params) => {
+      const user = params.get("user");
+      if (!user) throw new ApiError(400, '"user" is needed');
+      const state = (await store.getAllState?.(scopeKeyOf({ userId: user }))) ?? {};
+      // Long-term memory keeps `{ cursors, data }` per kind (ScopeWork): the data is what it remembers.
+      const values = Object.fromEntries(Object.entries(state).map(([name, value]) => [name, (value as { data?: JsonValue } | null)?.data ?? value]));
+      const { facts: factData, ...rest } = values;
+      const facts = (factData as { facts?: JsonValue[] } | undefined)?.facts ?? [];
+      return { status: 200, body: { user, facts, state: rest } };
     },
 
     "GET erase-preview": async (params) => {

@@ -73,7 +73,7 @@ function App() {
           setSelected(id);
         }} refresh=${refresh} />
       ${selected
-        ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} onGone=${(message) => {
+        ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} onOpen=${(id) => setSelected(id)} onGone=${(message) => {
             setNotice(message);
             setSelected(undefined);
             setRefresh((n) => n + 1);

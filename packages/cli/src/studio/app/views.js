@@ -180,15 +180,48 @@ function DerivedState({ id }) {
   </div>`;
 }
 
+/** A fact as a line: what, about whom, when it held, and a button to the message it came from. */
+function FactItem({ fact, onOpen }) {
+  const held = fact.until ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}` : `since ${fact.since.slice(0, 10)}`;
+  const source = fact.source.session.split("&").filter((pair) => !pair.startsWith("userId=")).map(decodeURIComponent).join(" ");
+  return html`<li class="fact">
+    <span>${fact.statement}</span>
+    <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
+    <button class="link" onClick=${() => onOpen(fact.source.session, fact.source.message)}>from ${source}, message #${fact.source.message + 1}</button>
+  </li>`;
+}
+
+/** The long-term memory of the conversation's user: facts that hold and held, the profile, and the rest of the scope record. */
+function MemoryView({ user, onOpen }) {
+  const [result, setResult] = useState(undefined);
+  useEffect(() => {
+    api(`memory?user=${encodeURIComponent(user)}`).then(setResult, (error) => setResult({ error: error.message }));
+  }, [user]);
+  if (!result) return html`<p class="meta">Loading…</p>`;
+  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  const holding = result.facts.filter((fact) => !fact.until);
+  const held = result.facts.filter((fact) => fact.until);
+  const names = Object.keys(result.state);
+  return html`<div class="memory-view">
+    <p class="meta">What memoria remembers of ${user} across conversations: the model is given what holds, in a memory block.</p>
+    <h3>Facts that hold (${holding.length})</h3>
+    ${holding.length ? html`<ul class="facts">${holding.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`}
+    <h3>Facts that held before (${held.length})</h3>
+    ${held.length ? html`<ul class="facts">${held.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`}
+    ${names.map((name) => html`<details open=${name === "profile"}><summary>${name}</summary><pre>${typeof result.state[name]?.profile === "string" ? result.state[name].profile : JSON.stringify(result.state[name], null, 2)}</pre></details>`)}
+  </div>`;
+}
+
 const TABS = [
   ["transcript", "Transcript"],
   ["saw", "What the model saw"],
   ["preview", "Next turn (simulated)"],
   ["state", "Derived state"],
+  ["memory", "Long-term memory"],
 ];
 
 /** A conversation: heading, tabs, and the actions `--write` allows. */
-export function SessionView({ id, about, onChanged, onGone }) {
+export function SessionView({ id, about, onChanged, onGone, onOpen }) {
   const [tab, setTab] = useState("transcript");
   const [info, setInfo] = useState(undefined);
   const [status, setStatus] = useState("");
@@ -234,7 +267,7 @@ export function SessionView({ id, about, onChanged, onGone }) {
     ${!about.write && html`<p class="meta" id="read-only-note">Read only: export, branch, delete and erase need the studio started with <code>--write</code>.</p>`}
     <p class="status" aria-live="polite">${status}</p>
     <div role="tablist" aria-label="Views">
-      ${TABS.map(([name, label]) => html`<button role="tab" id=${`tab-${name}`} aria-selected=${tab === name ? "true" : "false"} onClick=${() => setTab(name)}>${label}</button>`)}
+      ${TABS.filter(([name]) => name !== "memory" || key.userId !== undefined).map(([name, label]) => html`<button role="tab" id=${`tab-${name}`} aria-selected=${tab === name ? "true" : "false"} onClick=${() => setTab(name)}>${label}</button>`)}
     </div>
     <div role="tabpanel" aria-labelledby=${`tab-${tab}`}>
       ${
@@ -244,7 +277,9 @@ export function SessionView({ id, about, onChanged, onGone }) {
             ? html`<${ModelSaw} id=${id} />`
             : tab === "preview"
               ? html`<${Preview} id=${id} />`
-              : html`<${DerivedState} id=${id} />`
+              : tab === "memory"
+                ? html`<${MemoryView} user=${key.userId} onOpen=${onOpen} />`
+                : html`<${DerivedState} id=${id} />`
       }
     </div>
   </section>`;
