@@ -5,7 +5,7 @@ import { join } from "node:path";
 
 const dir = process.argv[2];
 const root = new URL("..", import.meta.url).pathname;
-const expected = ["packages", "examples", "tests"]
+const expected = ["packages", "examples", "docs", "tests"]
   .flatMap((group) => {
     const base = join(root, group);
     if (!existsSync(base)) return [];
