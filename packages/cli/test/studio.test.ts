@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, factMemory, windowMemory } from "@memoria/memory";
+import { combineMemory, factMemory, windowMemory, workingMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { startOpenAICompatibleServer } from "@memoria/testkit/servers";
@@ -157,13 +157,13 @@ describe("memoria studio", { timeout: 120_000 }, () => {
     }
   });
 
-  it("shows a user's long-term memory: the facts that hold and held, with dates, one click from the message each came from", async () => {
+  it("shows a user's long-term memory: the facts that hold and held, with dates, a link to the conversation each came from, and the profile", async () => {
     const path = join(dir, "memory.db");
     const server = await startOpenAICompatibleServer((request) => ({ content: answerMemoryPrompt(String(request.messages.at(-1)?.content)) ?? "Noted." }));
     const store = createSqliteStore({ path });
     try {
       const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
-      const memory = combineMemory(factMemory({ model, scope: ["userId"], structured: false }), windowMemory({ k: 2 }));
+      const memory = combineMemory(workingMemory({ model, scope: ["userId"] }), factMemory({ model, scope: ["userId"], structured: false }), windowMemory({ k: 2 }));
       const chat = new RunnableWithMessageHistory({ runnable: model, store, memory, sessionFields: ["userId", "conversationId"] });
       await chat.invoke("Ada lives in London.", { configurable: { userId: "ada", conversationId: "march" } });
       await memory.idle();
@@ -185,6 +185,8 @@ describe("memoria studio", { timeout: 120_000 }, () => {
         expect.stringMatching(/^Ada lives in London\nAda · \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d · replaced by f\d+\nfrom conversationId=march, message #1$/),
       ]);
       await expect(page.getByText("Facts that held before (1)").count()).resolves.toBe(1);
+      // The profile working memory keeps, with the latest move.
+      await expect(page.locator("details[open]").filter({ hasText: "profile" }).locator("pre").innerText()).resolves.toBe("Ada lives in Paris");
       await page.screenshot({ path: join(shots, "studio-memory-view.png") });
       await page.getByRole("button", { name: "from conversationId=march, message #1" }).click();
       await page.getByRole("heading", { name: "conversationId=march userId=ada" }).waitFor();
@@ -348,6 +350,12 @@ describe("memoria studio", { timeout: 120_000 }, () => {
       await page.getByRole("button", { name: "Load older messages (99900 more)" }).click();
       await page.getByText("question 99800").waitFor();
       await expect(page.locator("ol.transcript > li").count()).resolves.toBe(200);
+      // What the model saw lists the turns of the newest page, without shipping the conversation.
+      const answer = await fetch(`${studio.base}/api/prompts?key=${encodeURIComponent("conversationId=long&userId=ada")}`, { headers: { authorization: `Bearer ${studio.token}` } });
+      const text = await answer.text();
+      const { turns } = JSON.parse(text) as { turns: { at: number; recorded: boolean }[] };
+      expect(turns.map((turn) => turn.at)).toEqual(Array.from({ length: 50 }, (_, i) => 99_900 + 2 * i));
+      expect(text.length).toBeLessThan(10_000);
       await page.close();
     } finally {
       await studio.stop();

@@ -9,6 +9,8 @@ import {
   encodeMessage,
   encodeSessionKey,
   memoryContext,
+  type PromptRecord,
+  promptRecordName,
   promptRecords,
   scopeKeyOf,
 } from "@memoria/core";
@@ -101,20 +103,34 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
     },
 
     /**
-     * What the model was given, turn by turn: each recorded turn's prompt record (see
-     * `recordPrompts`), and the turns stored without one; the newest 50 turns, with
-     * the session's messages the records point at.
+     * The turns of the transcript's newest page (see `recordPrompts`): where each
+     * starts, what was said, and whether its prompt was recorded.
      */
     "GET prompts": async (params) => {
       const key = keyParam(params);
-      const [messages, records] = await Promise.all([store.read(key), promptRecords(store, key)]);
-      const recorded = new Map(records.map((record) => [record.turn, record]));
-      const starts = new Set([...recorded.keys(), ...messages.flatMap((message, i) => (message.getType() === "human" ? [i] : []))]);
+      const [count, records] = await Promise.all([store.count(key), promptRecords(store, key)]);
+      const from = Math.max(0, count - PAGE);
+      const page = await store.read(key, { last: count - from });
+      const recorded = new Set(records.map((record) => record.turn).filter((turn) => turn >= from));
+      const starts = new Set([...recorded, ...page.flatMap((message, i) => (message.getType() === "human" ? [from + i] : []))]);
       const turns = [...starts]
         .sort((a, b) => a - b)
         .slice(-50)
-        .map((at) => ({ at, said: messages[at]?.text.slice(0, 80) ?? "", record: recorded.get(at) ?? null }));
-      return { status: 200, body: { key, count: messages.length, turns, messages: messages.map(shown) } };
+        .map((at) => ({ at, said: page[at - from]?.text.slice(0, 80) ?? "", recorded: recorded.has(at) }));
+      return { status: 200, body: { key, count, turns } };
+    },
+
+    /** One turn's prompt record, with the stored messages it points at (read from the first of them on, not the whole session). */
+    "GET prompt": async (params) => {
+      const key = keyParam(params);
+      const turn = number(params, "turn", 0);
+      const record = (await store.getState(key, promptRecordName(turn))) as PromptRecord | undefined;
+      if (!record) throw new ApiError(404, `turn ${turn} has no prompt record`);
+      const starts = record.calls.flatMap((call) => call.parts.flatMap((part) => ("stored" in part ? [part.stored[0]] : [])));
+      const count = await store.count(key);
+      const from = Math.min(count, ...starts);
+      const tail = starts.length ? await store.read(key, { last: count - from }) : [];
+      return { status: 200, body: { record, from, messages: tail.map((message, i) => shown(message, from + i)) } };
     },
 
     /** What a strategy would give the model for the session's next turn, with token counts. */

@@ -12,6 +12,18 @@ export async function api(path, body) {
   return data;
 }
 
+/** The API's answer for `path`, fetched again when `path` changes: undefined while loading, `{ error }` when it failed. */
+function useApi(path) {
+  const [result, setResult] = useState(undefined);
+  useEffect(() => {
+    api(path).then(setResult, (error) => setResult({ error: error.message }));
+  }, [path]);
+  return result;
+}
+
+/** What shows in place of an answer still loading or failed; undefined once it is there. */
+const pending = (result) => (!result ? html`<p class="meta">Loading…</p>` : result.error ? html`<p class="error" role="alert">${result.error}</p>` : undefined);
+
 export const when = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—");
 
 function text(content) {
@@ -81,51 +93,49 @@ function Transcript({ id, about, onChanged }) {
 }
 
 /** One part of a recorded prompt: a range of stored messages, or text the model was given that is not stored. */
-function RecordPart({ part, messages }) {
+function RecordPart({ part, messages, from: first }) {
   if ("stored" in part) {
     const [from, to] = part.stored;
     return html`<li class="stored-range">
       <div class="meta">${to - from === 1 ? `stored message #${to}` : `stored messages #${from + 1}–#${to}`}, from the conversation</div>
-      <ol class="transcript">${messages.slice(from, to).map((m) => html`<${Bubble} key=${m.position} message=${m} />`)}</ol>
+      <ol class="transcript">${messages.slice(from - first, to - first).map((m) => html`<${Bubble} key=${m.position} message=${m} />`)}</ol>
     </li>`;
   }
   const label = part.memory ? `memory block (${part.memory}), not stored in this conversation` : `${part.type}, from the prompt`;
   return html`<li class=${`bubble ${part.memory ? "memory" : part.type}`}><div class="who">${label}</div><div class="text">${part.text}</div></li>`;
 }
 
-/** The turns of a conversation and, for the one picked, exactly what its model calls were given. */
+/** What one recorded turn's model calls were given. */
+function TurnRecord({ id, at }) {
+  const result = useApi(`prompt?key=${encodeURIComponent(id)}&turn=${at}`);
+  if (!result || result.error) return pending(result);
+  const { record, from, messages } = result;
+  return record.calls.map(
+    (call, i) => html`<section class="model-call" aria-label=${`Model call ${i + 1}`}>
+      <p class="meta">Model call ${i + 1} of ${record.calls.length}${call.model ? ` · ${call.model}` : ""}${call.usage ? ` · ${call.usage.input} tokens in, ${call.usage.output} out` : ""} · stored ${when(Date.parse(record.at))}</p>
+      <ol class="prompt">${call.parts.map((part) => html`<${RecordPart} part=${part} messages=${messages} from=${from} />`)}</ol>
+    </section>`,
+  );
+}
+
+/** The turns of a conversation and, for the one picked (the newest at first), exactly what its model calls were given. */
 function ModelSaw({ id }) {
-  const [result, setResult] = useState(undefined);
+  const result = useApi(`prompts?key=${encodeURIComponent(id)}`);
   const [picked, setPicked] = useState(undefined);
-  useEffect(() => {
-    api(`prompts?key=${encodeURIComponent(id)}`).then(
-      (r) => {
-        setResult(r);
-        setPicked(r.turns.at(-1)?.at);
-      },
-      (error) => setResult({ error: error.message }),
-    );
-  }, [id]);
-  if (!result) return html`<p class="meta">Loading…</p>`;
-  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  if (!result || result.error) return pending(result);
   if (result.turns.length === 0) return html`<p class="meta">No turns yet.</p>`;
   const turn = result.turns.find((t) => t.at === picked) ?? result.turns.at(-1);
   return html`<div>
     <div class="actions">
       <label>Turn
         <select value=${turn.at} onChange=${(e) => setPicked(Number(e.target.value))}>
-          ${result.turns.map((t) => html`<option value=${t.at}>#${t.at + 1}: ${t.said}${t.record ? "" : " (not recorded)"}</option>`)}
+          ${result.turns.map((t) => html`<option value=${t.at}>#${t.at + 1}: ${t.said}${t.recorded ? "" : " (not recorded)"}</option>`)}
         </select>
       </label>
     </div>
     ${
-      turn.record
-        ? turn.record.calls.map(
-            (call, i) => html`<section class="model-call" aria-label=${`Model call ${i + 1}`}>
-              <p class="meta">Model call ${i + 1} of ${turn.record.calls.length}${call.model ? ` · ${call.model}` : ""}${call.usage ? ` · ${call.usage.input} tokens in, ${call.usage.output} out` : ""} · stored ${when(Date.parse(turn.record.at))}</p>
-              <ol class="prompt">${call.parts.map((part) => html`<${RecordPart} part=${part} messages=${result.messages} />`)}</ol>
-            </section>`,
-          )
+      turn.recorded
+        ? html`<${TurnRecord} key=${turn.at} id=${id} at=${turn.at} />`
         : html`<p class="meta" role="note">This turn was stored without a record of what the model was given: it predates recording, or the app does not set <code>recordPrompts: true</code>. "Next turn (simulated)" shows what a strategy would give.</p>`
     }
   </div>`;
@@ -135,10 +145,7 @@ function Preview({ id }) {
   const [strategy, setStrategy] = useState("window");
   const [k, setK] = useState(3);
   const [maxTokens, setMaxTokens] = useState(200);
-  const [result, setResult] = useState(undefined);
-  useEffect(() => {
-    api(`preview?key=${encodeURIComponent(id)}&strategy=${strategy}&k=${k}&maxTokens=${maxTokens}`).then(setResult, (error) => setResult({ error: error.message }));
-  }, [id, strategy, k, maxTokens]);
+  const result = useApi(`preview?key=${encodeURIComponent(id)}&strategy=${strategy}&k=${k}&maxTokens=${maxTokens}`);
   return html`<div>
     <div class="actions">
       <label>Memory strategy
@@ -151,8 +158,7 @@ function Preview({ id }) {
       ${strategy === "window" && html`<label>k (turns)<input type="number" min="1" value=${k} onInput=${(e) => setK(Number(e.target.value) || 1)} /></label>`}
       ${strategy === "tokens" && html`<label>Token budget<input type="number" min="1" value=${maxTokens} onInput=${(e) => setMaxTokens(Number(e.target.value) || 1)} /></label>`}
     </div>
-    ${result?.error && html`<p class="error" role="alert">${result.error}</p>`}
-    ${result && !result.error && html`<p class="meta" aria-live="polite">The next turn's prompt gets ${result.messages.length} of ${result.of} messages, ${result.tokens} tokens.</p>
+    ${pending(result) ?? html`<p class="meta" aria-live="polite">The next turn's prompt gets ${result.messages.length} of ${result.of} messages, ${result.tokens} tokens.</p>
       ${result.summaries.length > 0 && html`<p class="meta">Stored summaries: a summary strategy puts these before the messages it keeps.</p>`}
       ${result.summaries.map((s) => html`<div class="bubble system"><div class="who">summary state "${s.name}"</div><div class="text">${s.summary}</div></div>`)}
       <ol class="transcript">${result.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} extra=${html`<span>${m.tokens} tokens</span>`} />`)}</ol>`}
@@ -160,12 +166,8 @@ function Preview({ id }) {
 }
 
 function DerivedState({ id }) {
-  const [result, setResult] = useState(undefined);
-  useEffect(() => {
-    api(`state?key=${encodeURIComponent(id)}`).then(setResult, (error) => setResult({ error: error.message }));
-  }, [id]);
-  if (!result) return html`<p class="meta">Loading…</p>`;
-  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  const result = useApi(`state?key=${encodeURIComponent(id)}`);
+  if (!result || result.error) return pending(result);
   const names = Object.keys(result.state);
   return html`<div>
     <table>
@@ -180,34 +182,33 @@ function DerivedState({ id }) {
   </div>`;
 }
 
-/** A fact as a line: what, about whom, when it held, and a button to the message it came from. */
+/** A fact as a line: what, about whom, when it held, and a button that opens the conversation it came from (the message named). */
 function FactItem({ fact, onOpen }) {
   const held = fact.until ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}` : `since ${fact.since.slice(0, 10)}`;
   const source = fact.source.session.split("&").filter((pair) => !pair.startsWith("userId=")).map(decodeURIComponent).join(" ");
   return html`<li class="fact">
     <span>${fact.statement}</span>
     <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
-    <button class="link" onClick=${() => onOpen(fact.source.session, fact.source.message)}>from ${source}, message #${fact.source.message + 1}</button>
+    <button class="link" onClick=${() => onOpen(fact.source.session)}>from ${source}, message #${fact.source.message + 1}</button>
   </li>`;
 }
 
+const factList = (facts, onOpen) =>
+  facts.length ? html`<ul class="facts">${facts.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`;
+
 /** The long-term memory of the conversation's user: facts that hold and held, the profile, and the rest of the scope record. */
 function MemoryView({ user, onOpen }) {
-  const [result, setResult] = useState(undefined);
-  useEffect(() => {
-    api(`memory?user=${encodeURIComponent(user)}`).then(setResult, (error) => setResult({ error: error.message }));
-  }, [user]);
-  if (!result) return html`<p class="meta">Loading…</p>`;
-  if (result.error) return html`<p class="error" role="alert">${result.error}</p>`;
+  const result = useApi(`memory?user=${encodeURIComponent(user)}`);
+  if (!result || result.error) return pending(result);
   const holding = result.facts.filter((fact) => !fact.until);
   const held = result.facts.filter((fact) => fact.until);
   const names = Object.keys(result.state);
   return html`<div class="memory-view">
     <p class="meta">What memoria remembers of ${user} across conversations: the model is given what holds, in a memory block.</p>
     <h3>Facts that hold (${holding.length})</h3>
-    ${holding.length ? html`<ul class="facts">${holding.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`}
+    ${factList(holding, onOpen)}
     <h3>Facts that held before (${held.length})</h3>
-    ${held.length ? html`<ul class="facts">${held.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`}
+    ${factList(held, onOpen)}
     ${names.map((name) => html`<details open=${name === "profile"}><summary>${name}</summary><pre>${typeof result.state[name]?.profile === "string" ? result.state[name].profile : JSON.stringify(result.state[name], null, 2)}</pre></details>`)}
   </div>`;
 }
