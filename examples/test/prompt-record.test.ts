@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type MemoryStrategy, type PromptRecord, RunnableWithMessageHistory, promptRecords } from "@memoria/core";
@@ -14,12 +14,19 @@ import { windowMemory } from "@memoria/memory";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
+import { createAgent, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-prompt-record-"));
 let server: OpenAICompatibleServer;
 beforeAll(async () => {
-  server = await startOpenAICompatibleServer((request) => ({ content: `reply to ${String(request.messages.at(-1)?.content)}`, usage: { prompt_tokens: 31, completion_tokens: 4 } }));
+  server = await startOpenAICompatibleServer((request) => {
+    const last = request.messages.at(-1);
+    // An agent's first call asks for the weather tool; its second answers from the tool's result.
+    if (request.tools?.length && last?.role === "user" && /weather/i.test(String(last.content))) return { toolCalls: [{ id: "call_1", name: "get_weather", arguments: JSON.stringify({ city: "Oslo" }) }] };
+    return { content: `reply to ${String(last?.content)}`, usage: { prompt_tokens: 31, completion_tokens: 4 } };
+  });
 });
 afterAll(async () => {
   await server.stop();
@@ -58,6 +65,24 @@ describe("recordPrompts", () => {
     // What the server received, message for message.
     const sent = server.requests.at(-1)!.messages.map((m) => ({ type: m.role === "user" ? "human" : m.role === "assistant" ? "ai" : m.role, text: m.content }));
     expect(resolve(last, await store.read({ sessionId: "s1" }))).toEqual(sent);
+    await store.close();
+  });
+
+  it("keeps both model calls of an agent's turn: the second was given the turn's own tool call and result, by position", async () => {
+    const store = createSqliteStore({ path: join(dir, "agent.db") });
+    const getWeather = tool(async () => "-3°C", { name: "get_weather", description: "The weather in a city", schema: z.object({ city: z.string() }) });
+    const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const agent = createAgent({ model, tools: [getWeather] });
+    const chat = new RunnableWithMessageHistory({ runnable: agent, store, inputMessagesKey: "messages", outputMessagesKey: "messages", recordPrompts: true });
+    const config = { configurable: { sessionId: "agent" } };
+    await chat.invoke({ messages: [new HumanMessage("hello")] }, config);
+    await chat.invoke({ messages: [new HumanMessage("What is the weather in Oslo?")] }, config);
+    const stored = await store.read({ sessionId: "agent" });
+    expect(stored.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai", "tool", "ai"]);
+    const [, record] = await promptRecords(store, { sessionId: "agent" });
+    expect(record!.turn).toBe(2);
+    // The first call: the earlier turn and the question; the second: the same, then the call and its result.
+    expect(record!.calls.map((call) => call.parts)).toEqual([[{ stored: [0, 3] }], [{ stored: [0, 5] }]]);
     await store.close();
   });
 
