@@ -95,8 +95,8 @@ export interface RunnableWithMessageHistoryInput<RunOutput = unknown> extends Tu
    * messages by position (never copied), and the text of the rest (system prompt,
    * memory blocks), with the model's name and token counts. One state value per
    * turn (`prompt.<position>`, read with `promptRecords`), so it is encrypted,
-   * expired and erased with the session; the studio shows it. Costs one state
-   * write per turn. @default false
+   * expired and erased with the session; the studio shows it. Costs a count and a
+   * state write per turn. @default false
    */
   recordPrompts?: boolean;
 }

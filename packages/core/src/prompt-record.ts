@@ -40,10 +40,6 @@ interface CapturedCall {
   usage?: { input: number; output: number };
 }
 
-function textOf(message: BaseMessage): string {
-  return typeof message.content === "string" ? message.content : message.text;
-}
-
 /** Collects, for one turn, each chat model call's input messages, model name and token counts. */
 export class PromptRecorder extends BaseCallbackHandler {
   name = "memoria_prompt_recorder";
@@ -98,7 +94,7 @@ export class ReadPositions {
   }
 }
 
-const sameText = (a: BaseMessage, b: BaseMessage) => a.getType() === b.getType() && textOf(a) === textOf(b);
+const sameText = (a: BaseMessage, b: BaseMessage) => a.getType() === b.getType() && a.text === b.text;
 
 /**
  * The record of a turn: each captured call's messages as positions of the session
@@ -123,7 +119,7 @@ export function buildPromptRecord(calls: readonly CapturedCall[], read: Map<Base
         const position = positionOf(message);
         const last = parts.at(-1);
         if (position === undefined) {
-          const text = textOf(message);
+          const text = message.text;
           const memory = /^<memory kind="([a-z]+)">/.exec(text)?.[1];
           parts.push(memory ? { type: message.getType(), text, memory } : { type: message.getType(), text });
         } else if (last && "stored" in last && last.stored[1] === position) last.stored[1] = position + 1;
