@@ -1,5 +1,5 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 
 /** How a block is tested, from its info string: ```ts runs, ```ts check is type-checked only, ```ts fragment neither. */
 export type BlockMode = "run" | "check" | "fragment";
@@ -20,14 +20,7 @@ export const root = join(import.meta.dirname, "..", "..");
 export function markdownFiles(): string[] {
   const docs = readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md"));
   const packages = readdirSync(join(root, "packages")).map((dir) => join("packages", dir, "README.md"));
-  return ["README.md", ...docs.map((name) => join("docs", name)), ...packages].filter((path) => {
-    try {
-      readFileSync(join(root, path));
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return ["README.md", ...docs.map((name) => join("docs", name)), ...packages].filter((path) => existsSync(join(root, path)));
 }
 
 const FENCE = /^```(ts|typescript)(?:[ \t]+(\w+))?[ \t]*$/;
@@ -86,5 +79,5 @@ export function blockModule(block: CodeBlock, names: readonly string[]): string 
 
 /** A file name for the block, in docs/.blocks. */
 export function blockFileName(block: CodeBlock): string {
-  return `${relative(".", block.file).replace(/[^\w]+/g, "_")}_L${block.line}.ts`;
+  return `${block.file.replace(/\W+/g, "_")}_L${block.line}.ts`;
 }
