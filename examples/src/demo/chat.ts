@@ -83,10 +83,11 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       for (const key of sessions) io.write(`${key.sessionId}\t${await store.count(key)} messages\n`);
       return 0;
     }
-    const { model, description } = chooseModel(io.env ?? process.env);
+    const env = io.env ?? process.env;
+    const { model, description } = chooseModel(env);
     if (values.summary) memory = summaryBufferMemory({ model, maxTokens });
     const session = { user, sessionId: values.session as string };
-    let chat = openChat({ store, model, memory, longTerm: values.user !== undefined, env: io.env ?? process.env });
+    let chat = openChat({ store, model, memory, longTerm: values.user !== undefined, env });
     const config = () => ({
       configurable: { userId: session.user, sessionId: session.sessionId },
       callbacks: values.verbose ? [new PromptPrinter(io.write)] : [],
@@ -103,23 +104,24 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
     const where = async () =>
       `user "${session.user}", session "${session.sessionId}" (${await store.count({ userId: session.user, sessionId: session.sessionId })} messages so far), long-term memory ${chat.longTerm ? "on" : "off"}`;
     io.write(`memoria demo: ${description}\nhistory: ${path}\n${await where()}\n${COMMANDS}\n> `);
+    /** A line starting with "/": what the demo answers; the model never sees it. */
+    const command = async (name: string, argument: string): Promise<string> => {
+      if (name === "/help") return COMMANDS;
+      if (name !== "/user" && name !== "/session") return `unknown command ${name}: /help lists them`;
+      if (!argument) return `${name} takes a name: ${name} ${name === "/user" ? "ada" : "trip"}`;
+      await chat.idle(); // what the last session taught is remembered in the next
+      if (name === "/user") {
+        session.user = argument;
+        if (!chat.longTerm) chat = openChat({ store, model, memory, longTerm: true, env });
+      } else session.sessionId = argument;
+      return `now ${await where()}`;
+    };
     for await (const line of io.lines ?? []) {
       const input = line.trim();
       if (input === "/quit" || input === "/exit") break;
       if (input.startsWith("/")) {
-        const [command = "", argument = ""] = input.split(/\s+/, 2);
-        if (command === "/help") io.write(`${COMMANDS}\n`);
-        else if ((command === "/user" || command === "/session") && !argument) io.write(`${command} takes a name: ${command} ${command === "/user" ? "ada" : "trip"}\n`);
-        else if (command === "/user") {
-          await chat.idle();
-          session.user = argument;
-          chat = openChat({ store, model, memory, longTerm: true, env: io.env ?? process.env });
-          io.write(`now ${await where()}\n`);
-        } else if (command === "/session") {
-          await chat.idle(); // what the last session taught is remembered in the next
-          session.sessionId = argument;
-          io.write(`now ${await where()}\n`);
-        } else io.write(`unknown command ${command}: /help lists them\n`);
+        const [name = "", argument = ""] = input.split(/\s+/, 2);
+        io.write(`${await command(name, argument)}\n`);
       } else if (input) await turn(input);
       io.write("> ");
     }
