@@ -35,10 +35,10 @@ async function storePackage<T>(what: string, needs: readonly [string, string], l
   } catch {
     missing.push(driver);
   }
-  if (loaded === undefined || missing.length > 0) {
+  if (missing.length > 0) {
     throw new UsageError(`${what} needs ${store} and ${driver} beside @memoria/cli, and ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed: npm install ${needs.join(" ")}`);
   }
-  return loaded;
+  return loaded as T; // loaded: its package was not missing
 }
 
 /**

@@ -83,9 +83,12 @@ describe("installed with npm into a fresh project", () => {
     await run("node", ["two-turns.mjs", join(project, "cli.db")], project);
     const listed = (await run("npx", ["--no-install", "memoria", "sessions", "--store", "sqlite:cli.db", "--json"], project)).trim().split("\n");
     expect(listed.map((line) => JSON.parse(line).messageCount)).toEqual([4]);
+    // A URL whose store is not installed, and one whose store is but not its driver (pg is an optional peer of @memoria/sql).
     const bin = join(project, "node_modules", ".bin", "memoria");
-    const refused = await promisify(execFile)(process.execPath, [bin, "sessions", "--store", "redis://127.0.0.1:1"], { cwd: project, env: userEnv }).catch((error: { code: number; stderr: string }) => error);
-    expect(refused).toMatchObject({ code: 2, stderr: "memoria: a redis:// URL needs @memoria/redis and ioredis beside @memoria/cli, and @memoria/redis and ioredis are not installed: npm install @memoria/redis ioredis\n" });
+    const refusal = (url: string) =>
+      promisify(execFile)(process.execPath, [bin, "sessions", "--store", url], { cwd: project, env: userEnv }).catch((error: { code: number; stderr: string }) => error);
+    expect(await refusal("redis://127.0.0.1:1")).toMatchObject({ code: 2, stderr: "memoria: a redis:// URL needs @memoria/redis and ioredis beside @memoria/cli, and @memoria/redis and ioredis are not installed: npm install @memoria/redis ioredis\n" });
+    expect(await refusal("postgres://127.0.0.1:1/app")).toMatchObject({ code: 2, stderr: "memoria: a postgres:// URL needs @memoria/sql and pg beside @memoria/cli, and pg is not installed: npm install @memoria/sql pg\n" });
   });
 
   it("serves memoria studio's page and its frontend from the installed package, offline", async () => {
