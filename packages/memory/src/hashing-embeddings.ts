@@ -2,6 +2,11 @@ import { Embeddings } from "@langchain/core/embeddings";
 
 const STOP = new Set("a an and are as at be but by do for from has have i in is it its me my of on or so that the this to was we what when where which who why will with you your".split(" "));
 
+/** A text's content words, lowercased and lightly stemmed ("visited" and "visits" → "visit"); stop words left out. */
+export function contentWords(text: string): string[] {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOP.has(word)).map((word) => (word.length > 4 ? word.replace(/(ing|ed|es|s)$/, "") : word));
+}
+
 function fnv1a(text: string, seed: number): number {
   let hash = 0x811c9dc5 ^ seed;
   for (let i = 0; i < text.length; i++) {
@@ -27,9 +32,7 @@ export class HashingEmbeddings extends Embeddings {
 
   vector(text: string): number[] {
     const v = new Array<number>(this.dimensions).fill(0);
-    for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-      if (STOP.has(word)) continue;
-      const stem = word.length > 4 ? word.replace(/(ing|ed|es|s)$/, "") : word;
+    for (const stem of contentWords(text)) {
       const bucket = fnv1a(stem, 0) % this.dimensions;
       v[bucket] = (v[bucket] as number) + (fnv1a(stem, 1) & 1 ? 1 : -1);
     }

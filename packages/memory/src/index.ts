@@ -38,12 +38,12 @@ export {
 export { loadEntities } from "./entity-memory.js";
 export { loadTriples } from "./knowledge-graph-memory.js";
 export { combineMemory } from "./combined-memory.js";
-export { type BackgroundErrorHandler, type ScopeBatch, type ScopeJob, type ScopeRecord, ScopeWork } from "./long-term/scope-work.js";
-export { type Fact, type ExtractedFact, applyExtracted, holds, renderFacts } from "./long-term/facts.js";
+export { type BackgroundErrorHandler, type ScopeBatch, type ScopeJob, ScopeWork } from "./long-term/scope-work.js";
+export { type Fact, type ExtractedFact, applyExtracted, holds, renderFacts, shownToModel } from "./long-term/facts.js";
 export { EXTRACTION_SCHEMA, type ExtractionModel, FACT_EXTRACTION_PROMPT } from "./long-term/fact-extraction.js";
 export { type FactMemory, type FactMemoryOptions, SUBJECT_RESOLUTION_PROMPT, factMemory } from "./long-term/fact-memory.js";
 export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, workingMemory } from "./long-term/working-memory.js";
-export { type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
+export { type RecalledPassage, type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
 export { exactIndex } from "./long-term/exact-index.js";
 export { topK } from "@memoria/core"; // moved to core, where the encrypted store's index uses it too
 export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";
@@ -58,3 +58,9 @@ export {
   quoteMessages,
   quoteText,
 } from "./memory-block.js";
+export { memoryTools } from "./tools/memory-tools.js";
+export { type MemoryCall, MemoryToolRunner, type MemoryToolsOptions, ToolArgumentError } from "./tools/tool-calls.js";
+export { MEMORY_TOOL_NAMES, MEMORY_TOOL_SPECS, type MemoryToolInput, type MemoryToolName } from "./tools/tool-specs.js";
+export { FACTS_STATE, type FactSource, type StatedFact, forgetFact, readFacts, rememberFact } from "./long-term/fact-edits.js";
+export { PROFILE_STATE, type ProfileChange, readProfile, updateProfile } from "./long-term/profile-edits.js";
+export { type ScopeRecord, editScopeData } from "./long-term/scope-record.js";

@@ -3,7 +3,8 @@ import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStr
 import { ask, linesOf, textOfMessages } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryMessage } from "../memory-block.js";
 import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";
-import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain } from "./facts.js";
+import { FACTS_STATE, type FactSource, type StatedFact, forgetFact, rememberFact } from "./fact-edits.js";
+import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain, shownToModel } from "./facts.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export const SUBJECT_RESOLUTION_PROMPT = `Which of the known subjects does the user's new message refer to, by name or through words like "she", "he", "it", "there" or "my sister"? Use the recent conversation to tell who is meant.
@@ -57,6 +58,10 @@ export interface FactMemory extends MemoryStrategy {
   relevant(context: MemoryLoadContext): Promise<{ current: Fact[]; past: Fact[] }>;
   /** The scope's facts, oldest first, with their time ranges; `current: true` keeps only those that hold. */
   facts(store: HistoryStore, scope: SessionKeyFilter, options?: { current?: boolean }): Promise<Fact[]>;
+  /** Records a fact the user stated (a memory tool, the app), closing the facts it replaces. */
+  remember(store: HistoryStore, scope: SessionKeyFilter, fact: StatedFact, source: FactSource): Promise<Fact>;
+  /** Withdraws a fact (closed, kept for audit, never shown again) or erases it; undefined when the scope has no such fact. */
+  forget(store: HistoryStore, scope: SessionKeyFilter, id: string, how?: "withdraw" | "erase"): Promise<Fact | undefined>;
   /** Processes what a crash left unprocessed in the scope now (it is also done on the scope's next turn). */
   resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
 }
@@ -75,9 +80,10 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
   if (!Number.isInteger(maxFacts) || maxFacts < 1) throw new MemoriaError("INVALID_ARGUMENT", `factMemory: maxFacts must be a whole number >= 1, got ${maxFacts}.`);
   const structured = options.structured ?? canStructure(options.model);
   const template = options.prompt ?? FACT_EXTRACTION_PROMPT;
+  const stateName = options.stateName ?? FACTS_STATE;
   const registry = new WorkRegistry<FactsData>(
     {
-      name: options.stateName ?? "facts",
+      name: stateName,
       batchSize: options.batchSize ?? 20,
       async process(batch) {
         const known = (batch.data?.facts ?? []).filter(holds);
@@ -105,7 +111,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
     const facts = (await work.data(work.scopeOf(context.sessionKey)))?.facts ?? [];
     const current = await pick(context, facts.filter(holds));
     const subjects = new Set(current.map((fact) => fact.subject));
-    return { current, past: facts.filter((fact) => !holds(fact) && subjects.has(fact.subject)).slice(-pastFacts) };
+    return { current, past: facts.filter((fact) => !holds(fact) && shownToModel(fact) && subjects.has(fact.subject)).slice(-pastFacts) };
   }
 
   return {
@@ -124,6 +130,8 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
       const facts = (await registry.for(store, "factMemory").data(scope))?.facts ?? [];
       return query?.current ? facts.filter(holds) : facts;
     },
+    remember: (store, scope, fact, source) => rememberFact(store, scope, fact, source, stateName),
+    forget: (store, scope, id, how) => forgetFact(store, scope, id, how, stateName),
     resume: (store, scope) => registry.for(store, "factMemory").resume(scope),
   };
 }

@@ -16,6 +16,8 @@ export interface Fact {
   /** When a later fact replaced it (ISO 8601); absent while it holds. */
   until?: string;
   replacedBy?: string;
+  /** When the user asked to forget it (ISO 8601): closed, kept for audit, never shown to a model again. */
+  withdrawn?: string;
 }
 
 /** What the extraction model reports for one new fact. */
@@ -34,9 +36,14 @@ export interface FactsData {
   next: number;
 }
 
-/** True while no later fact has replaced it. */
+/** True while no later fact has replaced it (and it was not withdrawn). */
 export function holds(fact: Fact): boolean {
   return fact.until === undefined;
+}
+
+/** True for a fact that a model may still see, as holding or as replaced: not withdrawn. */
+export function shownToModel(fact: Fact): boolean {
+  return fact.withdrawn === undefined;
 }
 
 /**

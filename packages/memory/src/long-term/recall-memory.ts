@@ -7,6 +7,7 @@ import {
   type MemoryStrategy,
   type RecallHit,
   type RecallIndex,
+  type SessionKey,
   type SessionKeyFilter,
   checkScopeFields,
   decodeSessionKey,
@@ -48,8 +49,28 @@ export interface RecallMemoryOptions {
   placement?: MemoryPlacement;
 }
 
+/** A run of messages recall found, with where and when it was said. */
+export interface RecalledPassage {
+  /** The conversation's key, and the same encoded (as `read_conversation` takes it). */
+  session: SessionKey;
+  conversation: string;
+  /** Positions of the first and last message shown. */
+  from: number;
+  to: number;
+  /** When the found message was indexed (epoch ms). */
+  at: number;
+  score: number;
+  messages: BaseMessage[];
+}
+
 export interface RecallMemory extends MemoryStrategy {
   idle(): Promise<void>;
+  /**
+   * The passages of the scope's conversations nearest to `query` (up to `k`, the
+   * strategy's by default), oldest first. Messages of `skip.session` from
+   * position `skip.from` on are left out (the ones a prompt holds already).
+   */
+  search(store: HistoryStore, scope: SessionKeyFilter, query: string, options?: { k?: number; skip?: { session: SessionKey; from: number } }): Promise<RecalledPassage[]>;
   /** The index used with `store`. */
   indexFor(store: HistoryStore): RecallIndex;
   resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
@@ -121,33 +142,44 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     return out.sort((a, b) => a.at - b.at);
   }
 
-  /** The passage's messages, or nothing if they are gone (erased, edited away). */
-  async function excerpt(store: HistoryStore, passage: Passage): Promise<string | undefined> {
+  /** The passage with its messages, or nothing if they are gone (erased, edited away). */
+  async function withMessages(store: HistoryStore, passage: Passage): Promise<RecalledPassage | undefined> {
     const session = decodeSessionKey(passage.session);
     const total = await store.count(session);
     if (passage.from >= total) return undefined;
     const messages = (await store.read(session, { last: total - passage.from })).slice(0, passage.to - passage.from + 1);
-    const where = Object.entries(session)
+    return { session, conversation: passage.session, from: passage.from, to: passage.from + messages.length - 1, at: passage.at, score: passage.score, messages };
+  }
+
+  /** The nearest hits in the scope, less those `recentFrom` says the prompt has (read only when a hit is in `here`). */
+  async function find(store: HistoryStore, scopeId: string, query: string, want: number, here: string | undefined, recentFrom: () => Promise<number>): Promise<RecalledPassage[]> {
+    if (want === 0 || !query.trim()) return [];
+    const found = (await indexFor(store).search(scopeId, await options.embeddings.embedQuery(query), want + skipRecent)).filter((hit) => hit.score >= minScore);
+    const from = found.some((hit) => hit.session === here) ? await recentFrom() : Number.POSITIVE_INFINITY;
+    const hits = found.filter((hit) => !(hit.session === here && hit.position >= from)).slice(0, want);
+    return (await Promise.all(passages(hits).map((passage) => withMessages(store, passage)))).filter((passage) => passage !== undefined);
+  }
+
+  function excerpt(passage: RecalledPassage): string {
+    const where = Object.entries(passage.session)
       .filter(([field]) => !fields?.includes(field))
       .map(([field, value]) => `${field} ${value}`)
       .join(", ");
-    return `${quoteLine(`From the conversation ${where || passage.session} on ${new Date(passage.at).toISOString().slice(0, 10)}:`)}\n${quoteMessages(messages)}`;
+    return `${quoteLine(`From the conversation ${where || passage.conversation} on ${new Date(passage.at).toISOString().slice(0, 10)}:`)}\n${quoteMessages(passage.messages)}`;
   }
 
   return {
     name: `recall(k=${k}, scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { scopeId, store } = workFor(context);
-      const query = textOfMessages(context.input);
-      if (k === 0 || !query.trim()) return [];
-      const index = indexFor(store);
-      const here = encodeSessionKey(context.sessionKey);
-      const found = (await index.search(scopeId, await options.embeddings.embedQuery(query), k + skipRecent)).filter((hit) => hit.score >= minScore);
-      // The current session's length is read only when one of its messages was found.
-      const recentFrom = found.some((hit) => hit.session === here) ? (await context.count()) - skipRecent : Number.POSITIVE_INFINITY;
-      const hits = found.filter((hit) => !(hit.session === here && hit.position >= recentFrom)).slice(0, k);
-      const excerpts = (await Promise.all(passages(hits).map((passage) => excerpt(store, passage)))).filter((text): text is string => text !== undefined);
-      return excerpts.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", excerpts.join("\n\n")), placement)] : [];
+      const found = await find(store, scopeId, textOfMessages(context.input), k, encodeSessionKey(context.sessionKey), async () => (await context.count()) - skipRecent);
+      return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];
+    },
+    async search(store, scope, query, searchOptions) {
+      const want = searchOptions?.k ?? k;
+      if (!Number.isSafeInteger(want) || want < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory.search: k must be a whole number >= 0, got ${want}.`);
+      const skip = searchOptions?.skip;
+      return find(store, encodeSessionKey(scopeKeyOf(scope)), query, want, skip && encodeSessionKey(skip.session), async () => skip?.from ?? Number.POSITIVE_INFINITY);
     },
     afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {

@@ -1,7 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import {
   type HistoryStore,
-  type JsonValue,
   MemoriaError,
   type SessionKey,
   type SessionKeyFilter,
@@ -12,13 +11,9 @@ import {
   scopeFilterOf,
   scopeKeyOf,
 } from "@memoria/core";
+import { type ScopeRecord, readScopeRecord, withScopeLock, writeScopeRecord } from "./scope-record.js";
 
-/** What a long-term memory keeps in its scope record: its data and, per session, how many messages it has processed. */
-export interface ScopeRecord<D> {
-  data?: D;
-  /** Encoded session key → messages processed. */
-  cursors: Record<string, number>;
-}
+export type { ScopeRecord } from "./scope-record.js";
 
 /** One batch of a session's new messages, handed to a job. */
 export interface ScopeBatch<D> {
@@ -51,15 +46,6 @@ export type BackgroundErrorHandler = (error: unknown, context: { scope: SessionK
 /** The default `onError`: says which memory failed, and that the work is tried again. */
 export const reportToConsole: BackgroundErrorHandler = (error, { memory }) =>
   console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error);
-
-/**
- * Scope locks. Stores shared between processes renew a lease while it is held, so
- * a short one lets a crashed holder's work resume soon; a store in this process's
- * memory does not renew (and dies with its holder), so its lease outlasts any model call.
- */
-function scopeLock(store: HistoryStore) {
-  return { ttlMs: store.capabilities.crossProcessLock ? 10_000 : 600_000, waitMs: 300_000 };
-}
 
 /** How many caught-up scopes a process remembers. */
 const CAUGHT_UP_LIMIT = 10_000;
@@ -181,8 +167,7 @@ export class ScopeWork<D> {
 
   async #pass(queue: ScopeQueue): Promise<void> {
     const scopeKey = scopeKeyOf(queue.scope);
-    const lock = this.#store.lock ? await this.#store.lock(scopeKey, scopeLock(this.#store)) : undefined;
-    try {
+    await withScopeLock(this.#store, scopeKey, async (lock) => {
       const record: ScopeRecord<D> = (await this.#record(scopeKey)) ?? { cursors: {} };
       if (!queue.caughtUp) {
         for (const id of await this.#behind(queue.scope, record)) queue.dirty.add(id);
@@ -192,9 +177,7 @@ export class ScopeWork<D> {
         await this.#catchUpSession(queue, scopeKey, id, record, lock);
         queue.dirty.delete(id);
       }
-    } finally {
-      await lock?.release();
-    }
+    });
   }
 
   /** Sessions of the scope holding messages past their cursor. */
@@ -245,20 +228,14 @@ export class ScopeWork<D> {
   }
 
   async #save(scopeKey: SessionKey, record: ScopeRecord<D>, id: string, cursor: number, data: D | undefined, lock: TurnLock | undefined): Promise<void> {
-    const next: ScopeRecord<D> = { cursors: namedValues([...Object.entries(record.cursors), [id, cursor]]) as Record<string, number> };
-    if (data !== undefined) next.data = data;
-    await this.#store.setState(scopeKey, this.#job.name, next as unknown as JsonValue, lock ? { lock } : undefined);
-    record.cursors = next.cursors;
+    const cursors = namedValues([...Object.entries(record.cursors), [id, cursor]]) as Record<string, number>;
+    await writeScopeRecord(this.#store, scopeKey, this.#job.name, { cursors, data }, lock);
+    record.cursors = cursors;
     record.data = data;
   }
 
-  async #record(scopeKey: SessionKey): Promise<ScopeRecord<D> | undefined> {
-    const value = await this.#store.getState(scopeKey, this.#job.name);
-    if (value === undefined) return undefined;
-    if (typeof value !== "object" || value === null || Array.isArray(value) || typeof (value as { cursors?: unknown }).cursors !== "object") {
-      throw new MemoriaError("CORRUPT_DATA", `The scope record "${this.#job.name}" of ${encodeSessionKey(scopeKey)} is not a memoria scope record.`);
-    }
-    return value as unknown as ScopeRecord<D>;
+  #record(scopeKey: SessionKey): Promise<ScopeRecord<D> | undefined> {
+    return readScopeRecord<D>(this.#store, scopeKey, this.#job.name);
   }
 }
 

@@ -4,6 +4,7 @@ import { linesOf } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteText } from "../memory-block.js";
 import { textOf } from "../summarizer.js";
 import { type ExtractionModel, askForJson, canStructure } from "./fact-extraction.js";
+import { PROFILE_STATE, type ProfileData } from "./profile-edits.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
@@ -43,11 +44,6 @@ export interface WorkingMemoryOptions {
   placement?: MemoryPlacement;
 }
 
-interface ProfileData {
-  profile: JsonValue;
-  updatedAt: number;
-}
-
 export interface WorkingMemory extends MemoryStrategy {
   idle(): Promise<void>;
   /** The scope's profile (text, or the schema's object), or undefined before the first turn was processed. */
@@ -75,7 +71,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
 
   const registry = new WorkRegistry<ProfileData>(
     {
-      name: options.stateName ?? "profile",
+      name: options.stateName ?? PROFILE_STATE,
       batchSize: options.batchSize ?? 20,
       async process(batch) {
         const current = fresh(batch.data, batch.now);

@@ -1,0 +1,1 @@
+export { type MemoriaMiddlewareOptions, memoriaMiddleware } from "./agent/memoria-middleware.js";

@@ -1,0 +1,138 @@
+import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  type HistoryStore,
+  type JsonValue,
+  MemoriaError,
+  type MemoryLoadContext,
+  type MemoryStrategy,
+  type SessionKey,
+  createSessionKey,
+} from "@memoria/core";
+import { type AgentMiddleware, createMiddleware } from "langchain";
+
+/** The session field a LangGraph `thread_id` is kept under, as `MemoriaSaver` keeps it. */
+const THREAD_FIELD = "threadId";
+
+export interface MemoriaMiddlewareOptions {
+  store: HistoryStore;
+  /**
+   * The long-term memory to inject before each model call: `factMemory`,
+   * `workingMemory`, `recallMemory` (or any strategy). The agent's own messages
+   * come from its state, so a strategy that loads the conversation itself
+   * (a window, a buffer) has no place here.
+   */
+  memory: MemoryStrategy | readonly MemoryStrategy[];
+  /**
+   * The `configurable` (or `context`) fields that, with the thread id, name the
+   * conversation in the store: `MemoriaSaver`'s `keyFields`, e.g. `["userId"]`.
+   * @default []
+   */
+  keyFields?: readonly string[];
+  /**
+   * Append the agent's new messages to the memoria session after each run, so
+   * the long-term work can read them. Leave it off with a `MemoriaSaver` on the
+   * same store: that already keeps the thread's messages there.
+   * @default false
+   */
+  saveMessages?: boolean;
+}
+
+/**
+ * memoria's long-term memory for `createAgent`: before each model call, the
+ * memory blocks of the given strategies (the same delimited, labelled blocks the
+ * wrapper puts in a prompt), merged into the system message or, for strategies
+ * placed as a user message, put before the conversation; after the agent's run,
+ * the strategies' off-turn work is scheduled, durably (progress in the scope
+ * record, caught up by the next run or `resume` after a crash).
+ */
+export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddleware {
+  const strategies = Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
+  if (!options.store || typeof options.store.read !== "function") throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: store must be a memoria HistoryStore.");
+  if (strategies.length === 0 || strategies.some((strategy) => typeof strategy?.load !== "function")) {
+    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them.");
+  }
+  const keyFields = options.keyFields ?? [];
+  const store = options.store;
+  /** One load per run's input: an agent calls its model several times a run. */
+  const loaded = new WeakMap<BaseMessage, Promise<BaseMessage[]>>();
+
+  function sessionOf(config: RunnableConfig): SessionKey {
+    const given: Record<string, unknown> = { ...(config.configurable ?? {}), ...contextOf(config) };
+    const fields: Record<string, unknown> = { [THREAD_FIELD]: given.thread_id };
+    for (const field of keyFields) fields[field] = given[field];
+    if (fields[THREAD_FIELD] === undefined) {
+      throw new MemoriaError("INVALID_SESSION_KEY", 'memoriaMiddleware needs the run\'s thread: agent.invoke(input, { configurable: { thread_id: "t1" } }).');
+    }
+    return createSessionKey(fields);
+  }
+
+  function contextFor(config: RunnableConfig, sessionKey: SessionKey, input: readonly BaseMessage[]): MemoryLoadContext {
+    return {
+      sessionKey,
+      input,
+      store,
+      config,
+      read: (read) => store.read(sessionKey, read),
+      count: () => store.count(sessionKey),
+      state: { get: (name) => store.getState(sessionKey, name), set: (name, value: JsonValue) => store.setState(sessionKey, name, value) },
+    };
+  }
+
+  async function load(config: RunnableConfig, input: BaseMessage): Promise<BaseMessage[]> {
+    const context = contextFor(config, sessionOf(config), [input]);
+    return (await Promise.all(strategies.map((strategy) => strategy.load(context)))).flat();
+  }
+
+  return createMiddleware({
+    name: "MemoriaMemory",
+    wrapModelCall: async (request, handler) => {
+      const config = configOf(request.runtime);
+      const input = request.messages.findLast((message) => HumanMessage.isInstance(message));
+      if (!input) return handler(request);
+      let memory = loaded.get(input);
+      if (!memory) {
+        memory = load(config, input);
+        loaded.set(input, memory);
+        memory.catch(() => loaded.delete(input));
+      }
+      const blocks = await memory;
+      if (blocks.length === 0) return handler(request);
+      const system = blocks.filter((message) => SystemMessage.isInstance(message)).map((message) => message.text);
+      const others = blocks.filter((message) => !SystemMessage.isInstance(message));
+      return handler({
+        ...request,
+        systemMessage: system.length ? request.systemMessage.concat(`${request.systemMessage.text ? "\n\n" : ""}${system.join("\n\n")}`) : request.systemMessage,
+        messages: [...others, ...request.messages],
+      });
+    },
+    afterAgent: async (state, runtime) => {
+      const config = configOf(runtime);
+      const sessionKey = sessionOf(config);
+      const messages = (state as { messages?: BaseMessage[] }).messages ?? [];
+      let added: BaseMessage[] = [];
+      if (options.saveMessages) {
+        const stored = await store.count(sessionKey);
+        added = messages.slice(stored);
+        // The run's last message id names the turn: a retried run stores it once.
+        const last = added.at(-1)?.id;
+        if (added.length > 0) await store.append(sessionKey, added, last ? { turnId: `agent:${last}`.slice(0, 128) } : undefined);
+      }
+      const input = messages.findLast((message) => HumanMessage.isInstance(message));
+      const context = { ...contextFor(config, sessionKey, input ? [input] : []), added };
+      for (const strategy of strategies) await strategy.afterSave?.(context);
+      return undefined;
+    },
+  });
+}
+
+/** The run's config as a middleware hook sees it (LangGraph's runtime carries `configurable` and `context`). */
+function configOf(runtime: unknown): RunnableConfig {
+  const { configurable, context } = (runtime ?? {}) as { configurable?: Record<string, unknown>; context?: unknown };
+  return { configurable: configurable ?? {}, ...(context !== undefined ? { context } : {}) } as RunnableConfig;
+}
+
+function contextOf(config: RunnableConfig): Record<string, unknown> {
+  const context = (config as { context?: unknown }).context;
+  return typeof context === "object" && context !== null ? (context as Record<string, unknown>) : {};
+}
