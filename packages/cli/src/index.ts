@@ -4,3 +4,5 @@ export { type SessionSnapshot, CopyConflictError, compareSnapshots, readSnapshot
 export { EXPORT_FORMAT, EXPORT_VERSION, readExport, snapshotLines } from "./export-format.js";
 export { type LangChainLayout, type LangChainSourceOptions, langChainSessions } from "./langchain-sources.js";
 export { UsageError } from "./cli-error.js";
+export { type MemoriaMcpOptions, conversationUri, memoriaMcpServer } from "./mcp/mcp-server.js";
+export { type McpHttpOptions, type McpHttpServer, bearerScope, startMcpHttp } from "./mcp/mcp-http.js";

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { browseCommands } from "./commands-browse.js";
 import { dataCommands } from "./commands-data.js";
 import { keyCommands } from "./commands-keys.js";
+import { mcpCommand } from "./commands-mcp.js";
 import { studioCommand } from "./commands-studio.js";
 
 /** The `memoria` command. Every store is named by a URL (`--store`, or MEMORIA_STORE). */
@@ -15,5 +16,6 @@ export function memoriaProgram(version: string): Command {
   dataCommands(program);
   keyCommands(program);
   studioCommand(program);
+  mcpCommand(program, version);
   return program;
 }

@@ -1,0 +1,88 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { MemoriaError, type SessionKeyFilter, createKeyFilter } from "@memoria/core";
+import type { Command } from "commander";
+import { UsageError } from "./cli-error.js";
+import { throughKeys } from "./encryption-keys.js";
+import { bearerScope, startMcpHttp } from "./mcp/mcp-http.js";
+import { loadSdk, memoriaMcpServer } from "./mcp/mcp-server.js";
+import { positive, storeOptions } from "./options.js";
+import { openStore } from "./store-url.js";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** `--scope field=value` (repeatable) as the one scope the server serves. */
+function parseScope(pairs: readonly string[] | undefined): SessionKeyFilter {
+  if (!pairs?.length) throw new UsageError("memoria mcp serves one user's memory: name it with --scope, e.g. --scope userId=ada.");
+  const record: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--scope takes field=value, got ${JSON.stringify(pair)}.`);
+    record[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  try {
+    return createKeyFilter(record);
+  } catch (error) {
+    if (MemoriaError.isInstance(error)) throw new UsageError(`--scope: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The bearer token for HTTP: from --token-file or MEMORIA_MCP_TOKEN, else a fresh one (printed once, on stderr). */
+function bearerToken(file: string | undefined): { token: string; generated: boolean } {
+  const given = file !== undefined ? readFileSync(file, "utf8").trim() : process.env.MEMORIA_MCP_TOKEN?.trim();
+  if (given !== undefined) {
+    if (given.length < 16) throw new UsageError("The MCP bearer token must be at least 16 characters.");
+    return { token: given, generated: false };
+  }
+  return { token: randomBytes(24).toString("base64url"), generated: true };
+}
+
+/** `mcp`: memoria's memory tools for MCP clients, over stdio (the default) or streamable HTTP. */
+export function mcpCommand(program: Command, version: string): void {
+  storeOptions(
+    program
+      .command("mcp")
+      .description("serve one user's memory to MCP clients (tools: search_memory, remember, update_profile, forget, read_conversation; conversations as resources)"),
+  )
+    .option("--scope <field=value>", "the one scope served, e.g. userId=ada (repeatable for several fields)", collect)
+    .option("--http <port>", "serve streamable HTTP on 127.0.0.1:<port> (0: a free one) instead of stdio; requires a bearer token")
+    .option("--token-file <file>", "the bearer token for --http (else MEMORIA_MCP_TOKEN, else a fresh one printed on stderr)")
+    .option("--forget <how>", "what forget does: withdraw (closed, kept for audit) or erase", "withdraw")
+    .action(async (options) => {
+      const scope = parseScope(options.scope);
+      if (options.forget !== "withdraw" && options.forget !== "erase") throw new UsageError(`--forget takes withdraw or erase, got ${JSON.stringify(options.forget)}.`);
+      const port = options.http === undefined ? undefined : options.http === "0" ? 0 : positive("--http", options.http);
+      if (port !== undefined && port > 65_535) throw new UsageError(`--http takes 0 to 65535, got ${port}.`);
+      const bearer = port === undefined ? undefined : bearerToken(options.tokenFile);
+      const { StdioServerTransport } = await loadSdk(); // a missing SDK is said before the store is opened
+      const opened = await openStore(options.store);
+      const store = await throughKeys(opened.store, options.keys);
+      const served = { store, forget: options.forget as "withdraw" | "erase", version };
+      const stopped = new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      if (port === undefined) {
+        // stdout is the protocol's channel: nothing else is written there.
+        const server = await memoriaMcpServer({ ...served, scope });
+        const transport = new StdioServerTransport();
+        const closed = new Promise<void>((resolve) => {
+          transport.onclose = resolve;
+          process.stdin.once("end", resolve);
+        });
+        await server.connect(transport);
+        process.stderr.write(`memoria mcp: serving ${JSON.stringify(scope)} from ${opened.label} over stdio\n`);
+        await Promise.race([closed, stopped]);
+        await server.close();
+      } else {
+        const { token, generated } = bearer as { token: string; generated: boolean };
+        const http = await startMcpHttp({ ...served, port, scopeOf: bearerScope(token, scope) });
+        process.stderr.write(`memoria mcp: serving ${JSON.stringify(scope)} from ${opened.label} at ${http.url}\n`);
+        if (generated) process.stderr.write(`bearer token: ${token}\n`);
+        await stopped;
+        await http.close();
+      }
+      await store.close();
+    });
+}

@@ -1,0 +1,177 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { readFacts } from "@memoria/memory";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { openStore } from "../src/store-url.js";
+
+const BIN = join(import.meta.dirname, "..", "src", "bin.ts");
+const dir = mkdtempSync(join(tmpdir(), "memoria-mcp-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+const URLS: [string, () => string][] = [
+  ["sqlite", () => `sqlite:${join(dir, `mcp-${++n}.db`)}`],
+  ["redis", () => `${inject("redisUrl")}?prefix=mcp:${process.pid}:${++n}:`],
+];
+
+/** Ada's and Bob's conversations, written through the store as an app would. */
+async function seed(url: string): Promise<void> {
+  const { store } = await openStore(url, { create: true });
+  await store.append({ userId: "ada", conversationId: "trip" }, [new HumanMessage("We fly to Lisbon on Friday"), new AIMessage("Have a good trip!")]);
+  await store.append({ userId: "bob", conversationId: "secret" }, [new HumanMessage("bob's password is hunter2")]);
+  await store.close();
+}
+
+const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((part) => part.text).join("\n");
+const isError = (result: unknown) => (result as { isError?: boolean }).isError === true;
+
+/** Every tool, a bad argument, and another user's conversation, as a client sees them. */
+async function exercise(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  expect(tools.map((tool) => tool.name)).toEqual(["search_memory", "remember", "update_profile", "forget", "read_conversation"]);
+  expect(tools.find((tool) => tool.name === "forget")?.inputSchema).toMatchObject({ type: "object", properties: { id: { type: "string" } }, required: ["id"] });
+
+  const remembered = await client.callTool({ name: "remember", arguments: { subject: "Ada", statement: "Ada flies to Lisbon on Friday" } });
+  expect(text(remembered)).toContain("[f1] Ada flies to Lisbon on Friday");
+  expect(text(await client.callTool({ name: "search_memory", arguments: { query: "Lisbon" } }))).toContain('<memory kind="facts">');
+  expect(text(await client.callTool({ name: "update_profile", arguments: { field: "home", value: "Porto" } }))).toContain("home: Porto");
+  const page = await client.callTool({ name: "read_conversation", arguments: { conversation: "conversationId=trip&userId=ada" } });
+  expect(text(page)).toContain("[0] Human: We fly to Lisbon on Friday");
+
+  // Another user's conversation, a bad id, a schema violation: error results, nothing read or written.
+  const other = await client.callTool({ name: "read_conversation", arguments: { conversation: "conversationId=secret&userId=bob" } });
+  expect(isError(other)).toBe(true);
+  expect(text(other)).not.toContain("hunter2");
+  expect(isError(await client.callTool({ name: "forget", arguments: { id: "f9" } }))).toBe(true);
+  const invalid = await client.callTool({ name: "forget", arguments: { id: "everything" } });
+  expect(isError(invalid)).toBe(true);
+  expect(text(invalid)).toBe('MCP error -32602: Input validation error: Invalid arguments for tool forget: a fact id looks like "f3" at id');
+  expect(text(await client.callTool({ name: "forget", arguments: { id: "f1" } }))).toContain("Withdrew fact f1");
+
+  // Conversations as resources: the scope's own only.
+  const { resources } = await client.listResources();
+  expect(resources.map((resource) => resource.name)).toEqual(["conversationId=trip&userId=ada"]);
+  const read = await client.readResource({ uri: resources[0]!.uri });
+  expect((read.contents[0] as { text: string }).text).toContain("Have a good trip!");
+  await expect(client.readResource({ uri: "memoria://conversation/conversationId%3Dsecret%26userId%3Dbob" })).rejects.toThrow(/not one of this user's conversations/);
+}
+
+describe.each(URLS)("memoria mcp on %s", (_name, makeUrl) => {
+  it("over stdio: the SDK's client lists and calls every tool, bound to --scope", { timeout: 120_000 }, async () => {
+    const url = makeUrl();
+    await seed(url);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", BIN, "mcp", "--store", url, "--scope", "userId=ada"],
+      env: { ...process.env } as Record<string, string>,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "memoria-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      await exercise(client);
+    } finally {
+      await client.close();
+    }
+    const { store } = await openStore(url);
+    expect(await readFacts(store, { userId: "ada" })).toMatchObject([{ id: "f1", withdrawn: expect.any(String) }]);
+    expect(await readFacts(store, { userId: "bob" })).toEqual([]);
+    await store.close();
+  });
+
+  it("over HTTP: needs the bearer token and the server's own Host; then the same tools", { timeout: 120_000 }, async () => {
+    const url = makeUrl();
+    await seed(url);
+    const tokenFile = join(dir, `token-${n}`);
+    const token = "t0ken-for-the-mcp-test-0123456789";
+    writeFileSync(tokenFile, `${token}\n`);
+    const server = await startHttp(["mcp", "--store", url, "--scope", "userId=ada", "--http", "0", "--token-file", tokenFile]);
+    try {
+      const endpoint = new URL(server.url);
+      // No token, a wrong one: refused before anything is read.
+      for (const headers of [{}, { Authorization: "Bearer wrong-token-wrong-token-wrong" }]) {
+        const client = new Client({ name: "memoria-test", version: "1.0.0" });
+        await expect(client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }))).rejects.toThrow(/401|bearer token/i);
+      }
+      expect(await post(endpoint, { authorization: `Bearer ${token}`, host: "evil.example:80" })).toBe(403);
+      const client = new Client({ name: "memoria-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      try {
+        await exercise(client);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("memoria mcp refuses what cannot work", () => {
+  it("needs --scope, and a token of 16 characters or more", { timeout: 60_000 }, async () => {
+    const url = `sqlite:${join(dir, "refuse.db")}`;
+    const noScope = await run(["mcp", "--store", url]);
+    expect(noScope.code).toBe(2);
+    expect(noScope.stderr).toContain("name it with --scope, e.g. --scope userId=ada");
+    const shortToken = await run(["mcp", "--store", url, "--scope", "userId=ada", "--http", "0"], { MEMORIA_MCP_TOKEN: "short" });
+    expect(shortToken.stderr).toContain("at least 16 characters");
+  });
+});
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
+}
+
+/** `memoria mcp --http` as its own process, once it prints its URL. */
+async function startHttp(args: string[]): Promise<{ url: string; stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL in 60 s:\n${output}`)), 60_000);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /http:\/\/127\.0\.0\.1:\d+\/mcp/.exec(output)?.[0];
+      if (found) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited (${code}) before printing its URL:\n${output}`));
+    });
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** A POST with headers `fetch` will not send (Host): the status. */
+function post(endpoint: URL, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(endpoint, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
+  });
+}
