@@ -9,8 +9,8 @@ import { answerMemoryPrompt } from "@memoria/testkit";
 import { type ChatCompletionReply, type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memoriaMiddleware } from "../src/agent.js";
-import { factMemory, memoryTools, readFacts } from "../src/index.js";
+import { memoriaMiddleware } from "@memoria/memory/agent";
+import { factMemory, memoryTools, readFacts } from "@memoria/memory";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-agent-"));
 let server: OpenAICompatibleServer;
@@ -120,6 +120,7 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     await agent.invoke({ messages: [new HumanMessage("Where do I live?")] }, { configurable: { thread_id: "t2", userId: "bob" } });
     expect(textOf(server.requests[from]?.messages[0]?.content)).toContain("Bob lives in Oslo");
     expect(() => memoriaMiddleware({ store, memory: [] })).toThrow(/memory must be a memory strategy/);
+    await facts.idle();
     await store.close();
   });
 });
