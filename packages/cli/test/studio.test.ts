@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, factMemory, windowMemory, workingMemory } from "@memoria/memory";
+import { combineMemory, factMemory, readFacts, windowMemory, workingMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { startOpenAICompatibleServer } from "@memoria/testkit/servers";
@@ -191,10 +191,37 @@ describe("memoria studio", { timeout: 120_000 }, () => {
       await page.getByRole("button", { name: "from conversationId=march, message #1" }).click();
       await page.getByRole("heading", { name: "conversationId=march userId=ada" }).waitFor();
       await page.getByText("Ada lives in London.").first().waitFor();
+      // Read only: no way to withdraw.
+      await page.getByRole("tab", { name: "Long-term memory" }).click();
+      await page.getByText("Facts that hold (1)").waitFor();
+      await expect(page.getByRole("button", { name: "Withdraw" }).count()).resolves.toBe(0);
     } finally {
       await page.close();
       await studio.stop();
     }
+
+    // With --write, a fact can be withdrawn: closed, kept for audit (as the forget tool does).
+    const writable = await runStudio(["--store", `sqlite:${path}`, "--write"]);
+    const editor = await browser.newPage({ viewport: { width: 1280, height: 820 } });
+    try {
+      editor.on("dialog", (dialog) => void dialog.accept());
+      await editor.goto(writable.url);
+      await editor.getByRole("navigation", { name: "Conversations" }).getByText("userId=ada conversationId=june").click();
+      await editor.getByRole("tab", { name: "Long-term memory" }).click();
+      await editor.getByRole("button", { name: "Withdraw" }).click();
+      await editor.getByText("Facts that hold (0)").waitFor();
+      await editor.getByText("Facts that held before (2)").waitFor();
+      await expect(editor.locator("li.fact").filter({ hasText: "Ada lives in Paris" }).innerText()).resolves.toMatch(/^Ada lives in Paris\nAda · withdrawn \d{4}-\d\d-\d\d/);
+    } finally {
+      await editor.close();
+      await writable.stop();
+    }
+    const reopened = createSqliteStore({ path });
+    expect((await readFacts(reopened, { userId: "ada" })).map((fact) => [fact.statement, fact.withdrawn !== undefined])).toEqual([
+      ["Ada lives in London", false],
+      ["Ada lives in Paris", true],
+    ]);
+    await reopened.close();
   });
 
   it("browses a SQLite store: conversations, a transcript with its tool call, what the model saw, derived state", async () => {

@@ -14,7 +14,7 @@ import {
   promptRecords,
   scopeKeyOf,
 } from "@memoria/core";
-import { countTextTokens, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
+import { countTextTokens, forgetFact, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
 import { headerLine, snapshotLines } from "../export-format.js";
 import { readSnapshot } from "../snapshot.js";
 
@@ -199,6 +199,15 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       const to = keyParam(body, "to");
       const messages = typeof body.messages === "number" ? body.messages : undefined;
       return { status: 200, body: await branchSession(store, from, to, { messages }) };
+    },
+
+    /** Withdraws a fact of a user's long-term memory: closed and kept for audit, never given to a model again (as the `forget` tool does). */
+    "POST withdraw-fact": async (_params, body) => {
+      if (typeof body.user !== "string" || body.user === "") throw new ApiError(400, '"user" is needed');
+      if (typeof body.id !== "string") throw new ApiError(400, '"id" is the fact to withdraw');
+      const fact = await forgetFact(store, { userId: body.user }, body.id, "withdraw");
+      if (!fact) throw new ApiError(404, `${body.user} has no fact ${body.id}`);
+      return { status: 200, body: { withdrawn: body.id } };
     },
 
     "POST erase": async (_params, body) => {

@@ -12,12 +12,12 @@ export async function api(path, body) {
   return data;
 }
 
-/** The API's answer for `path`, fetched again when `path` changes: undefined while loading, `{ error }` when it failed. */
-function useApi(path) {
+/** The API's answer for `path`, fetched again when `path` (or `version`) changes: undefined while loading, `{ error }` when it failed. */
+function useApi(path, version = 0) {
   const [result, setResult] = useState(undefined);
   useEffect(() => {
     api(path).then(setResult, (error) => setResult({ error: error.message }));
-  }, [path]);
+  }, [path, version]);
   return result;
 }
 
@@ -182,31 +182,51 @@ function DerivedState({ id }) {
   </div>`;
 }
 
-/** A fact as a line: what, about whom, when it held, and a button that opens the conversation it came from (the message named). */
-function FactItem({ fact, onOpen }) {
-  const held = fact.until ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}` : `since ${fact.since.slice(0, 10)}`;
+/** A fact as a line: what, about whom, when it held, a button that opens the conversation it came from (the message named), and, with --write, one that withdraws it. */
+function FactItem({ fact, onOpen, onWithdraw }) {
+  const held = fact.withdrawn
+    ? `withdrawn ${fact.withdrawn.slice(0, 10)}`
+    : fact.until
+      ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}`
+      : `since ${fact.since.slice(0, 10)}`;
   const source = fact.source.session.split("&").filter((pair) => !pair.startsWith("userId=")).map(decodeURIComponent).join(" ");
   return html`<li class="fact">
     <span>${fact.statement}</span>
     <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
     <button class="link" onClick=${() => onOpen(fact.source.session)}>from ${source}, message #${fact.source.message + 1}</button>
+    ${onWithdraw && html`<button class="danger small" onClick=${() => onWithdraw(fact)}>Withdraw</button>`}
   </li>`;
 }
 
-const factList = (facts, onOpen) =>
-  facts.length ? html`<ul class="facts">${facts.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} />`)}</ul>` : html`<p class="meta">None.</p>`;
+const factList = (facts, onOpen, onWithdraw) =>
+  facts.length
+    ? html`<ul class="facts">${facts.map((fact) => html`<${FactItem} key=${fact.id} fact=${fact} onOpen=${onOpen} onWithdraw=${onWithdraw} />`)}</ul>`
+    : html`<p class="meta">None.</p>`;
 
 /** The long-term memory of the conversation's user: facts that hold and held, the profile, and the rest of the scope record. */
-function MemoryView({ user, onOpen }) {
-  const result = useApi(`memory?user=${encodeURIComponent(user)}`);
+function MemoryView({ user, about, onOpen }) {
+  const [version, setVersion] = useState(0);
+  const [status, setStatus] = useState("");
+  const result = useApi(`memory?user=${encodeURIComponent(user)}`, version);
   if (!result || result.error) return pending(result);
+  const withdraw = async (fact) => {
+    if (!confirm(`Withdraw "${fact.statement}"? It is kept for audit, and never given to the model again.`)) return;
+    try {
+      await api("withdraw-fact", { user, id: fact.id });
+      setStatus(`Withdrew ${fact.id}.`);
+      setVersion((v) => v + 1);
+    } catch (error) {
+      setStatus(error.message);
+    }
+  };
   const holding = result.facts.filter((fact) => !fact.until);
   const held = result.facts.filter((fact) => fact.until);
   const names = Object.keys(result.state);
   return html`<div class="memory-view">
     <p class="meta">What memoria remembers of ${user} across conversations: the model is given what holds, in a memory block.</p>
+    <p class="status" aria-live="polite">${status}</p>
     <h3>Facts that hold (${holding.length})</h3>
-    ${factList(holding, onOpen)}
+    ${factList(holding, onOpen, about.write ? withdraw : undefined)}
     <h3>Facts that held before (${held.length})</h3>
     ${factList(held, onOpen)}
     ${names.map((name) => html`<details open=${name === "profile"}><summary>${name}</summary><pre>${typeof result.state[name]?.profile === "string" ? result.state[name].profile : JSON.stringify(result.state[name], null, 2)}</pre></details>`)}
@@ -265,7 +285,7 @@ export function SessionView({ id, about, onChanged, onGone, onOpen }) {
       <button disabled=${!about.write} title=${off} onClick=${branch}>Branch</button>
       ${key.userId !== undefined && html`<button class="danger" disabled=${!about.write} title=${off} onClick=${erase}>Erase user ${key.userId}</button>`}
     </div>
-    ${!about.write && html`<p class="meta" id="read-only-note">Read only: export, branch, delete and erase need the studio started with <code>--write</code>.</p>`}
+    ${!about.write && html`<p class="meta" id="read-only-note">Read only: export, branch, delete, erase and withdrawing a fact need the studio started with <code>--write</code>.</p>`}
     <p class="status" aria-live="polite">${status}</p>
     <div role="tablist" aria-label="Views">
       ${TABS.filter(([name]) => name !== "memory" || key.userId !== undefined).map(([name, label]) => html`<button role="tab" id=${`tab-${name}`} aria-selected=${tab === name ? "true" : "false"} onClick=${() => setTab(name)}>${label}</button>`)}
@@ -279,7 +299,7 @@ export function SessionView({ id, about, onChanged, onGone, onOpen }) {
             : tab === "preview"
               ? html`<${Preview} id=${id} />`
               : tab === "memory"
-                ? html`<${MemoryView} user=${key.userId} onOpen=${onOpen} />`
+                ? html`<${MemoryView} user=${key.userId} about=${about} onOpen=${onOpen} />`
                 : html`<${DerivedState} id=${id} />`
       }
     </div>
