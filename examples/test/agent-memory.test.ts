@@ -7,7 +7,8 @@ import { MemoriaSaver } from "@memoria/langgraph";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit";
 import { type ChatCompletionReply, type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
-import { createAgent } from "langchain";
+import { createAgent, tool } from "langchain";
+import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoriaMiddleware } from "@memoria/memory/agent";
 import { factMemory, memoryTools, readFacts } from "@memoria/memory";
@@ -36,6 +37,7 @@ function respond(request: ChatCompletionRequest): ChatCompletionReply {
     if (results.length === 0) return call("s1", "search_memory", { query: "allergic" });
     return { content: /allergic to peanuts/.test(results[0] as string) ? "You are allergic to peanuts." : "I don't know." };
   }
+  if (/^look up/i.test(lastUser)) return results.length ? { content: "Found it." } : call(`l${request.messages.length}`, "lookup", { item: lastUser });
   if (/forget/i.test(lastUser)) {
     if (results.length === 0) return call("fg1", "forget", { id: "peanuts" });
     if (results.length === 1) return call("fg2", "forget", { id: "f99" });
@@ -121,6 +123,33 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     expect(textOf(server.requests[from]?.messages[0]?.content)).toContain("Bob lives in Oslo");
     expect(() => memoriaMiddleware({ store, memory: [] })).toThrow(/memory must be a memory strategy/);
     await facts.idle();
+    await store.close();
+  });
+
+  it("compacts old tool results in what the model is given, past a budget, while the thread keeps every original", async () => {
+    const store = createSqliteStore({ path: join(dir, "compaction.db") });
+    const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const lookup = tool(async ({ item }) => `${item}: ${"a long catalogue entry, ".repeat(60)}`, { name: "lookup", description: "Looks an item up", schema: z.object({ item: z.string() }) });
+    const agent = createAgent({
+      model,
+      tools: [lookup],
+      middleware: [memoriaMiddleware({ store, compaction: { maxTokens: 1_500, keepLast: 1 } })],
+      checkpointer: new MemoriaSaver({ store }),
+    });
+    const config = { configurable: { thread_id: "research" } };
+    for (let i = 0; i < 6; i++) await agent.invoke({ messages: [new HumanMessage(`look up item ${i}`)] }, config);
+    const last = server.requests.at(-1)?.messages ?? [];
+    const results = last.filter((message) => message.role === "tool").map((message) => textOf(message.content));
+    expect(results).toHaveLength(6);
+    expect(results[0]).toMatch(/^\[lookup result \(call l\d+, \d+ tokens\) left out; stored: read_conversation "threadId=research" from 2 limit 1\]$/);
+    expect(results.at(-1)).toContain("look up item 5: a long catalogue entry");
+    // Every call keeps its result, right after it.
+    last.forEach((message, i) => {
+      if (message.tool_calls?.length) expect(last[i + 1]?.role).toBe("tool");
+    });
+    // The thread (state and store) keeps the originals.
+    const stored = await store.read({ threadId: "research" });
+    expect(stored.filter((message) => message.getType() === "tool").every((message) => message.text.includes("a long catalogue entry"))).toBe(true);
     await store.close();
   });
 });

@@ -64,3 +64,4 @@ export { MEMORY_TOOL_NAMES, MEMORY_TOOL_SPECS, type MemoryToolInput, type Memory
 export { FACTS_STATE, type FactSource, type StatedFact, forgetFact, readFacts, rememberFact } from "./long-term/fact-edits.js";
 export { PROFILE_STATE, type ProfileChange, readProfile, updateProfile } from "./long-term/profile-edits.js";
 export { type ScopeRecord, editScopeData } from "./long-term/scope-record.js";
+export { type CompactionOrigin, type ToolCompactionOptions, compactToolResults, toolResultCompaction } from "./tool-result-compaction.js";

@@ -8,8 +8,10 @@ import {
   type MemoryStrategy,
   type SessionKey,
   createSessionKey,
+  encodeSessionKey,
 } from "@memoria/core";
 import { type AgentMiddleware, createMiddleware } from "langchain";
+import { type ToolCompactionOptions, compactToolResults } from "../tool-result-compaction.js";
 
 /** The session field a LangGraph `thread_id` is kept under, as `MemoriaSaver` keeps it. */
 const THREAD_FIELD = "threadId";
@@ -22,7 +24,7 @@ export interface MemoriaMiddlewareOptions {
    * come from its state, so a strategy that loads the conversation itself
    * (a window, a buffer) has no place here.
    */
-  memory: MemoryStrategy | readonly MemoryStrategy[];
+  memory?: MemoryStrategy | readonly MemoryStrategy[];
   /**
    * The `configurable` (or `context`) fields that, with the thread id, name the
    * conversation in the store: `MemoriaSaver`'s `keyFields`, e.g. `["userId"]`.
@@ -36,6 +38,12 @@ export interface MemoriaMiddlewareOptions {
    * @default false
    */
   saveMessages?: boolean;
+  /**
+   * Past `maxTokens`, the oldest tool results in what the model is given are
+   * replaced by stubs naming the call and where to read it; the agent's state
+   * and the store keep every original.
+   */
+  compaction?: ToolCompactionOptions;
 }
 
 /**
@@ -47,10 +55,10 @@ export interface MemoriaMiddlewareOptions {
  * record, caught up by the next run or `resume` after a crash).
  */
 export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddleware {
-  const strategies = Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
+  const strategies = options.memory === undefined ? [] : Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
   if (!options.store || typeof options.store.read !== "function") throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: store must be a memoria HistoryStore.");
-  if (strategies.length === 0 || strategies.some((strategy) => typeof strategy?.load !== "function")) {
-    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them.");
+  if ((strategies.length === 0 && !options.compaction) || strategies.some((strategy) => typeof strategy?.load !== "function")) {
+    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them, unless only compaction is wanted.");
   }
   const keyFields = options.keyFields ?? [];
   const store = options.store;
@@ -88,6 +96,10 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
     name: "MemoriaMemory",
     wrapModelCall: async (request, handler) => {
       const config = configOf(request.runtime);
+      if (options.compaction) {
+        const conversation = encodeSessionKey(sessionOf(config));
+        request = { ...request, messages: await compactToolResults(request.messages, options.compaction, { conversation, first: 0 }) };
+      }
       const input = request.messages.findLast((message) => HumanMessage.isInstance(message));
       if (!input) return handler(request);
       let memory = loaded.get(input);
