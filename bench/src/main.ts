@@ -18,12 +18,13 @@ import type { StoreKind } from "./systems.js";
 import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } from "./latency-processes.js";
 import { latencySections } from "./latency-report.js";
 import { longTermSections } from "./long-term-report.js";
+import { compactionTokens } from "./compaction.js";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./workloads.js";
 import { wrapperCost } from "./wrapper-cost.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10").split(",").map((w) => w.trim().toUpperCase()));
 const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
@@ -146,6 +147,18 @@ try {
   if (only.has("W9")) {
     log("W9: memoria as LangGraph's checkpointer, against LangGraph's savers (turn latency, bytes per thread)");
     sections.push(...(await langgraphSection(postgresUrl, settings, log)));
+  }
+
+  if (only.has("W10")) {
+    log("W10: prompt tokens per turn of a tool-heavy conversation, compacted against the whole history");
+    const rows = await compactionTokens(quick ? [10, 50] : [10, 50, 100, 200]);
+    sections.push(
+      "## W10: prompt tokens of a tool-heavy conversation\n\nEach turn: a question, four tool calls with results of about 300 tokens, an answer. LangChain's `RunnableWithMessageHistory` sends the whole history; memoria's with `toolResultCompaction({ maxTokens: 8_000 })` (SQLite) sends old tool results as stubs that say where to read them, then leaves out old turns if still over. Tokens of the model's input at that turn (js-tiktoken cl100k_base, the same counter for both); the load is the strategy's alone, median of 3. The stored history is the same whole one in both.\n",
+      table(
+        ["turns", "tool calls", "LangChain (whole history)", "memoria (compacted)", "memoria ÷ LangChain", "memoria's load"],
+        rows.map((r) => [String(r.turns), String(r.toolCalls), r.langchainTokens.toLocaleString("en"), r.memoriaTokens.toLocaleString("en"), ratio(r.memoriaTokens, r.langchainTokens), formatMs(r.memoriaLoadMs)]),
+      ),
+    );
   }
 } finally {
   await Promise.all(opened.map(closeKind));

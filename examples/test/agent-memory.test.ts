@@ -141,7 +141,7 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     const last = server.requests.at(-1)?.messages ?? [];
     const results = last.filter((message) => message.role === "tool").map((message) => textOf(message.content));
     expect(results).toHaveLength(6);
-    expect(results[0]).toMatch(/^\[lookup result \(call l\d+, \d+ tokens\) left out; stored: read_conversation "threadId=research" from 2 limit 1\]$/);
+    expect(results[0]).toMatch(/^\[lookup result \(call l1, 1,456 characters\) left out; stored: read_conversation "threadId=research" from 2 limit 1\]$/);
     expect(results.at(-1)).toContain("look up item 5: a long catalogue entry");
     // Every call keeps its result, right after it.
     last.forEach((message, i) => {

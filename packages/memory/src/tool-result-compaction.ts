@@ -2,7 +2,6 @@ import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { MemoriaError, type MemoryStrategy, encodeSessionKey } from "@memoria/core";
 import { quoteItem } from "./memory-block.js";
 import { type TokenCounter, tiktokenCounter } from "./token-counter.js";
-import { cutToFit } from "./turn-window.js";
 
 export interface ToolCompactionOptions {
   /** Past this many tokens, the oldest tool results are replaced by stubs until the messages fit; if they still do not, the oldest whole turns are left out. */
@@ -29,11 +28,16 @@ function checkOptions(options: ToolCompactionOptions, what: string): { maxTokens
   return { maxTokens, keepLast, count: options.tokenCounter ?? tiktokenCounter() };
 }
 
-/** The short text a tool result is replaced by: which call it answered, its size, and how to read it back. */
-function stub(message: ToolMessage, tokens: number, position: number, origin: CompactionOrigin): string {
-  const call = `${quoteItem(message.name ?? "tool")} result (call ${quoteItem(message.tool_call_id)}, ${tokens} tokens)`;
+const lengthOf = (message: BaseMessage) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)).length;
+
+/** The short message a tool result is replaced by (which call it answered, its size, how to read it back), or the result itself when it is no longer than that. */
+function stub(message: ToolMessage, position: number, origin: CompactionOrigin): ToolMessage {
+  const length = lengthOf(message);
+  const call = `${quoteItem(message.name ?? "tool")} result (call ${quoteItem(message.tool_call_id)}, ${length.toLocaleString("en")} characters)`;
   const where = origin.conversation ? `read_conversation "${quoteItem(origin.conversation)}" from ${position} limit 1` : `message ${position} of this conversation`;
-  return `[${call} left out; stored: ${where}]`;
+  const content = `[${call} left out; stored: ${where}]`;
+  if (length <= content.length) return message;
+  return new ToolMessage({ content, tool_call_id: message.tool_call_id, name: message.name, id: message.id, status: message.status });
 }
 
 /**
@@ -44,30 +48,60 @@ function stub(message: ToolMessage, tokens: number, position: number, origin: Co
  * If that is not enough, the oldest whole turns are left out (a turn starts at a
  * human message, so no pair is split). The messages given are not changed (nor,
  * so, anything stored): new messages take the stubs' place.
+ *
+ * Results that will be stubs are never counted: the messages are counted from
+ * the newest back until the budget is passed, and every result older than that
+ * point goes (oldest first is the order stubs are made in).
  */
 export async function compactToolResults(messages: readonly BaseMessage[], options: ToolCompactionOptions, origin: CompactionOrigin = {}): Promise<BaseMessage[]> {
   const { maxTokens, keepLast, count } = checkOptions(options, "compactToolResults");
-  const sizes = await Promise.all(messages.map((message) => count([message])));
-  let total = sizes.reduce((sum, size) => sum + size, 0);
-  if (total <= maxTokens) return [...messages];
+  const first = origin.first ?? 0;
   const results = messages.flatMap((message, i) => (ToolMessage.isInstance(message) ? [i] : []));
+  const protectedFrom = keepLast === 0 ? messages.length : (results[results.length - keepLast] ?? 0);
+  const sizes = new Array<number>(messages.length).fill(0);
+  // The newest messages, whole, from the end back until they pass the budget (or all fit).
+  let whole = 0;
+  let edge = messages.length;
+  while (edge > 0 && whole <= maxTokens) {
+    edge--;
+    sizes[edge] = await count([messages[edge] as BaseMessage]);
+    whole += sizes[edge] as number;
+  }
+  if (whole <= maxTokens) return [...messages];
+  edge++; // messages[edge - 1] is the first that did not fit whole
   const out = [...messages];
-  for (const i of results.slice(0, Math.max(0, results.length - keepLast))) {
-    if (total <= maxTokens) break;
-    const original = messages[i] as ToolMessage;
-    const replaced = new ToolMessage({
-      content: stub(original, sizes[i] as number, (origin.first ?? 0) + i, origin),
-      tool_call_id: original.tool_call_id,
-      name: original.name,
-      id: original.id,
-      status: original.status,
-    });
+  let total = whole - (sizes[edge - 1] as number);
+  // Before the edge: every result a stub (unless protected), the rest counted as it is.
+  for (let i = 0; i < edge; i++) {
+    const message = messages[i] as BaseMessage;
+    if (ToolMessage.isInstance(message) && i < protectedFrom) out[i] = stub(message, first + i, origin);
+    sizes[i] = await count([out[i] as BaseMessage]);
+    total += sizes[i] as number;
+  }
+  // Past the edge, oldest first, until it fits.
+  for (const i of results) {
+    if (total <= maxTokens || i >= protectedFrom) break;
+    if (i < edge) continue;
+    const replaced = stub(messages[i] as ToolMessage, first + i, origin);
+    if (replaced === messages[i]) continue; // a result already shorter than its stub stays
     const size = await count([replaced]);
-    if (size >= (sizes[i] as number)) continue; // a result already shorter than its stub stays
     total -= (sizes[i] as number) - size;
+    sizes[i] = size;
     out[i] = replaced;
   }
-  return total <= maxTokens ? out : out.slice(await cutToFit(out, maxTokens, count));
+  return total <= maxTokens ? out : out.slice(fitFrom(out, sizes, maxTokens));
+}
+
+/** The earliest turn start (a human message) from which the messages' sizes add up to at most `budget`; the end if none. */
+function fitFrom(messages: readonly BaseMessage[], sizes: readonly number[], budget: number): number {
+  let sum = 0;
+  let from = messages.length;
+  for (let i = messages.length - 1; i > 0; i--) {
+    sum += sizes[i] as number;
+    if (sum > budget) break;
+    if ((messages[i] as BaseMessage).getType() === "human") from = i;
+  }
+  return from;
 }
 
 /**

@@ -1,0 +1,79 @@
+/**
+ * W10: the prompt a tool-heavy conversation sends, turn after turn. LangChain's
+ * RunnableWithMessageHistory (over its in-memory history) and memoria's with
+ * `toolResultCompaction({ maxTokens: 8_000 })` (over the SQLite default) drive
+ * the same agent-like turns; each turn's model input is counted with the same
+ * tokenizer.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { RunnableWithMessageHistory as LangChainWrapper, RunnableLambda } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory } from "@memoria/core";
+import { tiktokenCounter, toolResultCompaction } from "@memoria/memory";
+import { createSqliteStore } from "@memoria/sql";
+import { median, timed } from "./measure.js";
+
+export interface CompactionRow {
+  turns: number;
+  toolCalls: number;
+  langchainTokens: number;
+  memoriaTokens: number;
+  memoriaLoadMs: number;
+}
+
+/** A turn's output: four tool calls with long results, then an answer (what an agent leaves in its history). */
+function turnOutput(turn: number): BaseMessage[] {
+  const out: BaseMessage[] = [];
+  for (let call = 0; call < 4; call++) {
+    const id = `call_${turn}_${call}`;
+    out.push(new AIMessage({ content: "", tool_calls: [{ id, name: "search_docs", args: { query: `topic ${turn}.${call}` } }] }));
+    out.push(new ToolMessage({ content: `Results for topic ${turn}.${call}: ${"a paragraph of retrieved documentation text, ".repeat(30)}`, tool_call_id: id, name: "search_docs" }));
+  }
+  out.push(new AIMessage(`Here is what I found about topic ${turn}.`));
+  return out;
+}
+
+export async function compactionTokens(checkpoints: readonly number[]): Promise<CompactionRow[]> {
+  const count = tiktokenCounter();
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-compaction-"));
+  const store = createSqliteStore({ path: join(dir, "agent.db") });
+  const histories = new Map<string, InMemoryChatMessageHistory>();
+  let seen: BaseMessage[] = [];
+  let turn = 0;
+  // The "agent": it records its input and returns the turn's tool calls, results and answer.
+  const agent = RunnableLambda.from((input: BaseMessage[]) => {
+    seen = input;
+    return turnOutput(turn);
+  });
+  const ours = new RunnableWithMessageHistory({ runnable: agent, store, memory: toolResultCompaction({ maxTokens: 8_000 }) });
+  const theirs = new LangChainWrapper({
+    runnable: agent,
+    getMessageHistory: (id: string) => histories.get(id) ?? histories.set(id, new InMemoryChatMessageHistory()).get(id)!,
+  });
+  const rows: CompactionRow[] = [];
+  try {
+    for (turn = 0; turn < Math.max(...checkpoints); turn++) {
+      const input = [new HumanMessage(`Look into topic ${turn}, please.`)];
+      const mark = checkpoints.includes(turn + 1);
+      await theirs.invoke(input, { configurable: { sessionId: "agent" } });
+      const langchainTokens = mark ? await count(seen) : 0;
+      const samples: number[] = [];
+      samples.push(await timed(() => ours.invoke(input, { configurable: { sessionId: "agent" } })));
+      const memoriaTokens = mark ? await count(seen) : 0;
+      if (mark) {
+        // The load alone, three more times on the same history (nothing is stored by it).
+        const strategy = toolResultCompaction({ maxTokens: 8_000 });
+        const context = { sessionKey: { sessionId: "agent" }, read: (o?: { last?: number }) => store.read({ sessionId: "agent" }, o) } as never;
+        for (let i = 0; i < 3; i++) samples.push(await timed(() => strategy.load(context)));
+        rows.push({ turns: turn + 1, toolCalls: 4 * (turn + 1), langchainTokens, memoriaTokens, memoriaLoadMs: median(samples.slice(1)) });
+      }
+    }
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
