@@ -6,7 +6,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, factMemory, readFacts, windowMemory, workingMemory } from "@memoria/memory";
+import { HashingEmbeddings, combineMemory, factMemory, readFacts, recallMemory, windowMemory, workingMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { startOpenAICompatibleServer } from "@memoria/testkit/servers";
@@ -163,7 +163,12 @@ describe("memoria studio", { timeout: 120_000 }, () => {
     const store = createSqliteStore({ path });
     try {
       const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
-      const memory = combineMemory(workingMemory({ model, scope: ["userId"] }), factMemory({ model, scope: ["userId"], structured: false }), windowMemory({ k: 2 }));
+      const memory = combineMemory(
+        workingMemory({ model, scope: ["userId"] }),
+        factMemory({ model, scope: ["userId"], structured: false }),
+        recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"] }),
+        windowMemory({ k: 2 }),
+      );
       const chat = new RunnableWithMessageHistory({ runnable: model, store, memory, sessionFields: ["userId", "conversationId"] });
       await chat.invoke("Ada lives in London.", { configurable: { userId: "ada", conversationId: "march" } });
       await memory.idle();
@@ -185,6 +190,7 @@ describe("memoria studio", { timeout: 120_000 }, () => {
         expect.stringMatching(/^Ada lives in London\nAda · \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d · replaced by f\d+\nfrom conversationId=march, message #1$/),
       ]);
       await expect(page.getByText("Facts that held before (1)").count()).resolves.toBe(1);
+      await expect(page.locator("#recall-size").textContent()).resolves.toBe("Recall index: 4 messages of ada's conversations.");
       // The profile working memory keeps, with the latest move.
       await expect(page.locator("details[open]").filter({ hasText: "profile" }).locator("pre").innerText()).resolves.toBe("Ada lives in Paris");
       await page.screenshot({ path: join(shots, "studio-memory-view.png") });
