@@ -96,7 +96,7 @@ describe.each(URLS)("memoria mcp on %s", (_name, makeUrl) => {
     try {
       const endpoint = new URL(server.url);
       // No token, a wrong one: refused before anything is read.
-      for (const headers of [{}, { Authorization: "Bearer wrong-token-wrong-token-wrong" }]) {
+      for (const headers of [{}, { Authorization: "Bearer wrong-token-wrong-token-wrong" }] as Record<string, string>[]) {
         const client = new Client({ name: "memoria-test", version: "1.0.0" });
         await expect(client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers } }))).rejects.toThrow(/401|bearer token/i);
       }
