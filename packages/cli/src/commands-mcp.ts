@@ -1,31 +1,19 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { MemoriaError, type SessionKeyFilter, createKeyFilter } from "@memoria/core";
+import type { SessionKeyFilter } from "@memoria/core";
 import type { Command } from "commander";
 import { UsageError } from "./cli-error.js";
 import { throughKeys } from "./encryption-keys.js";
 import { bearerScope, startMcpHttp } from "./mcp/mcp-http.js";
 import { loadSdk, memoriaMcpServer } from "./mcp/mcp-server.js";
-import { positive, storeOptions } from "./options.js";
+import { collect, positive, storeOptions } from "./options.js";
+import { pairsFilter } from "./session-arg.js";
 import { openStore } from "./store-url.js";
-
-const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** `--scope field=value` (repeatable) as the one scope the server serves. */
 function parseScope(pairs: readonly string[] | undefined): SessionKeyFilter {
   if (!pairs?.length) throw new UsageError("memoria mcp serves one user's memory: name it with --scope, e.g. --scope userId=ada.");
-  const record: Record<string, string> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf("=");
-    if (eq <= 0) throw new UsageError(`--scope takes field=value, got ${JSON.stringify(pair)}.`);
-    record[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  try {
-    return createKeyFilter(record);
-  } catch (error) {
-    if (MemoriaError.isInstance(error)) throw new UsageError(`--scope: ${error.message}`);
-    throw error;
-  }
+  return pairsFilter("--scope", pairs);
 }
 
 /** The bearer token for HTTP: from --token-file or MEMORIA_MCP_TOKEN, else a fresh one (printed once, on stderr). */

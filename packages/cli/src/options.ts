@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { UsageError } from "./cli-error.js";
 
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+/** Commander's collector for a repeatable option. */
+export const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** The filter every command over many sessions takes: `--user` and `--where` (repeatable). */
 export function filterOptions(command: Command, verb = "only"): Command {

@@ -46,15 +46,19 @@ export async function resolveSession(store: HistoryStore, text: string): Promise
 }
 /** `--user u` and `--where field=value` (repeatable) as one key filter. */
 export function parseFilter(options: { user?: string; where?: string[] }): SessionKeyFilter {
+  return pairsFilter("--where", options.where ?? [], options.user === undefined ? {} : { userId: options.user });
+}
+
+/** `field=value` pairs given to `flag` (and `more`) as one key filter; a malformed one is a usage error. */
+export function pairsFilter(flag: string, pairs: readonly string[], more: Record<string, string> = {}): SessionKeyFilter {
   const record: Record<string, string> = {};
-  for (const pair of options.where ?? []) {
+  for (const pair of pairs) {
     const eq = pair.indexOf("=");
-    if (eq <= 0) throw new UsageError(`--where takes field=value, got ${JSON.stringify(pair)}.`);
+    if (eq <= 0) throw new UsageError(`${flag} takes field=value, got ${JSON.stringify(pair)}.`);
     record[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
-  if (options.user !== undefined) record.userId = options.user;
   try {
-    return createKeyFilter(record);
+    return createKeyFilter({ ...record, ...more });
   } catch (error) {
     if (MemoriaError.isInstance(error)) throw new UsageError(error.message);
     throw error;

@@ -13,6 +13,12 @@ export interface OpenedStore {
 
 const SCHEMES = "sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder";
 
+/** True for the error an import throws when `name` (a package, or a file of it) is not installed. */
+export function isMissingModule(error: unknown, name: string): boolean {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  return (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(name);
+}
+
 /**
  * The store package of a kind of URL, loaded only when a URL needs it: the stores
  * and their drivers are optional peers of @memoria/cli, so a missing one is a
@@ -26,8 +32,7 @@ async function storePackage<T>(what: string, needs: readonly [string, string], l
   try {
     loaded = await load();
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException)?.code;
-    if ((code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") || !(error as Error).message.includes(store)) throw error;
+    if (!isMissingModule(error, store)) throw error;
     missing.push(store);
   }
   try {

@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type HistoryStore, MemoriaError, type SessionKeyFilter, createKeyFilter, encodeSessionKey } from "@memoria/core";
 import { MEMORY_TOOL_SPECS, MemoryToolRunner, type RecallMemory } from "@memoria/memory";
 import { UsageError } from "../cli-error.js";
+import { isMissingModule } from "../store-url.js";
 
 export interface MemoriaMcpOptions {
   store: HistoryStore;
@@ -29,10 +30,7 @@ export async function loadSdk() {
     ]);
     return { McpServer, ResourceTemplate, StdioServerTransport, StreamableHTTPServerTransport };
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException)?.code;
-    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && (error as Error).message.includes(SDK)) {
-      throw new UsageError(`memoria mcp needs ${SDK} beside @memoria/cli, and it is not installed: npm install ${SDK}`);
-    }
+    if (isMissingModule(error, SDK)) throw new UsageError(`memoria mcp needs ${SDK} beside @memoria/cli, and it is not installed: npm install ${SDK}`);
     throw error;
   }
 }

@@ -1,20 +1,9 @@
 import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import {
-  type HistoryStore,
-  type JsonValue,
-  MemoriaError,
-  type MemoryLoadContext,
-  type MemoryStrategy,
-  type SessionKey,
-  createSessionKey,
-  encodeSessionKey,
-} from "@memoria/core";
+import { type HistoryStore, MemoriaError, type MemoryStrategy, type SessionKey, createSessionKey, encodeSessionKey, memoryContext } from "@memoria/core";
 import { type AgentMiddleware, createMiddleware } from "langchain";
+import { THREAD_FIELD, callFields } from "../call-fields.js";
 import { type ToolCompactionOptions, compactToolResults } from "../tool-result-compaction.js";
-
-/** The session field a LangGraph `thread_id` is kept under, as `MemoriaSaver` keeps it. */
-const THREAD_FIELD = "threadId";
 
 export interface MemoriaMiddlewareOptions {
   store: HistoryStore;
@@ -66,8 +55,8 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
   const loaded = new WeakMap<BaseMessage, Promise<BaseMessage[]>>();
 
   function sessionOf(config: RunnableConfig): SessionKey {
-    const given: Record<string, unknown> = { ...(config.configurable ?? {}), ...contextOf(config) };
-    const fields: Record<string, unknown> = { [THREAD_FIELD]: given.thread_id };
+    const given = callFields(config);
+    const fields: Record<string, unknown> = { [THREAD_FIELD]: given[THREAD_FIELD] };
     for (const field of keyFields) fields[field] = given[field];
     if (fields[THREAD_FIELD] === undefined) {
       throw new MemoriaError("INVALID_SESSION_KEY", 'memoriaMiddleware needs the run\'s thread: agent.invoke(input, { configurable: { thread_id: "t1" } }).');
@@ -75,20 +64,8 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
     return createSessionKey(fields);
   }
 
-  function contextFor(config: RunnableConfig, sessionKey: SessionKey, input: readonly BaseMessage[]): MemoryLoadContext {
-    return {
-      sessionKey,
-      input,
-      store,
-      config,
-      read: (read) => store.read(sessionKey, read),
-      count: () => store.count(sessionKey),
-      state: { get: (name) => store.getState(sessionKey, name), set: (name, value: JsonValue) => store.setState(sessionKey, name, value) },
-    };
-  }
-
   async function load(config: RunnableConfig, input: BaseMessage): Promise<BaseMessage[]> {
-    const context = contextFor(config, sessionOf(config), [input]);
+    const context = memoryContext(store, sessionOf(config), { input: [input], config });
     return (await Promise.all(strategies.map((strategy) => strategy.load(context)))).flat();
   }
 
@@ -131,7 +108,7 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
         if (added.length > 0) await store.append(sessionKey, added, last ? { turnId: `agent:${last}`.slice(0, 128) } : undefined);
       }
       const input = messages.findLast((message) => HumanMessage.isInstance(message));
-      const context = { ...contextFor(config, sessionKey, input ? [input] : []), added };
+      const context = { ...memoryContext(store, sessionKey, { input: input ? [input] : [], config }), added };
       for (const strategy of strategies) await strategy.afterSave?.(context);
       return undefined;
     },
@@ -142,9 +119,4 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
 function configOf(runtime: unknown): RunnableConfig {
   const { configurable, context } = (runtime ?? {}) as { configurable?: Record<string, unknown>; context?: unknown };
   return { configurable: configurable ?? {}, ...(context !== undefined ? { context } : {}) } as RunnableConfig;
-}
-
-function contextOf(config: RunnableConfig): Record<string, unknown> {
-  const context = (config as { context?: unknown }).context;
-  return typeof context === "object" && context !== null ? (context as Record<string, unknown>) : {};
 }

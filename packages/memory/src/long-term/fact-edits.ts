@@ -40,15 +40,13 @@ export async function rememberFact(store: HistoryStore, scope: SessionKeyFilter,
   const same = (item: Fact) => holds(item) && item.subject.toLowerCase() === subject.toLowerCase() && item.statement.toLowerCase() === statement.toLowerCase();
   let held: Fact | undefined;
   await editScopeData<FactsData>(store, scope, stateName, (current) => {
-    const known = current?.facts ?? [];
     for (const id of fact.replaces ?? []) {
-      if (!known.some((old) => old.id === id && holds(old))) throw new MemoriaError("INVALID_ARGUMENT", `No fact "${id}" holds in this scope to be replaced.`);
+      if (!current?.facts.some((old) => old.id === id && holds(old))) throw new MemoriaError("INVALID_ARGUMENT", `No fact "${id}" holds in this scope to be replaced.`);
     }
-    held = known.find(same);
-    if (held && !fact.replaces?.length) return undefined; // already known: nothing to write
+    // applyExtracted leaves out a statement that already holds: then nothing is written.
     const next = applyExtracted(current, [{ subject, statement, replaces: [...(fact.replaces ?? [])] }], { session: source.session, first: source.message, count: 1, now: Date.now() });
     held = next.facts.findLast(same);
-    return next;
+    return next.next === (current?.next ?? 1) ? undefined : next;
   });
   return held as Fact;
 }

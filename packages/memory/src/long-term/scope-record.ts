@@ -12,7 +12,7 @@ export interface ScopeRecord<D> {
  * a short one lets a crashed holder's work resume soon; a store in this process's
  * memory does not renew (and dies with its holder), so its lease outlasts any model call.
  */
-export function scopeLock(store: HistoryStore) {
+function scopeLock(store: HistoryStore) {
   return { ttlMs: store.capabilities.crossProcessLock ? 10_000 : 600_000, waitMs: 300_000 };
 }
 

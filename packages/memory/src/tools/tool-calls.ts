@@ -14,6 +14,7 @@ import {
   scopeKeyOf,
   sessionKeyFromConfig,
 } from "@memoria/core";
+import { THREAD_FIELD, callFields } from "../call-fields.js";
 import { FACTS_STATE, forgetFact, readFacts, rememberFact } from "../long-term/fact-edits.js";
 import { holds, shownToModel } from "../long-term/facts.js";
 import { PROFILE_STATE, updateProfile } from "../long-term/profile-edits.js";
@@ -22,9 +23,7 @@ import { conversationPage, factLine, profileAnswer, rankFacts, searchAnswer } fr
 import { MEMORY_TOOL_NAMES, type MemoryToolInput, type MemoryToolName } from "./tool-specs.js";
 
 /** Fields a conversation is commonly named by, besides the scope's; the first one the config holds names the call's conversation. */
-const CONVERSATION_FIELDS = ["conversationId", "sessionId", "threadId"];
-/** The session field a LangGraph `thread_id` is kept under, as `MemoriaSaver` keeps it. */
-const THREAD_FIELD = "threadId";
+const CONVERSATION_FIELDS = ["conversationId", "sessionId", THREAD_FIELD];
 
 export interface MemoryToolsOptions {
   store: HistoryStore;
@@ -97,14 +96,14 @@ export class MemoryToolRunner {
    * fields is the app's mistake: an `InvalidSessionKeyError`.
    */
   bind(config: RunnableConfig | undefined): MemoryCall {
-    const given: Record<string, unknown> = { ...(config?.configurable ?? {}), ...contextOf(config) };
-    if (given[THREAD_FIELD] === undefined && given.thread_id !== undefined) given[THREAD_FIELD] = given.thread_id;
+    const given = callFields(config);
     const scope = sessionKeyFromConfig(given, this.#fields);
-    const named = this.#options.conversation ?? [...this.#fields, ...CONVERSATION_FIELDS.filter((field) => typeof given[field] === "string").slice(0, 1)];
-    const names = named.every((field) => typeof given[field] === "string") && named.some((field) => !this.#fields.includes(field));
+    const fields = this.#options.conversation ?? [...this.#fields, ...CONVERSATION_FIELDS.filter((field) => typeof given[field] === "string").slice(0, 1)];
+    // A call names its conversation when the config holds every field of it, and it is more than the scope.
+    const named = fields.some((field) => !this.#fields.includes(field)) && fields.every((field) => typeof given[field] === "string");
     const guarded = this.#options.store as HistoryStore & { as?: (config: RunnableConfig) => HistoryStore };
     const store = typeof guarded.as === "function" && config ? guarded.as(config) : this.#options.store;
-    return { store, scope, conversation: names ? sessionKeyFromConfig(given, named) : undefined, config };
+    return { store, scope, conversation: named ? sessionKeyFromConfig(given, fields) : undefined, config };
   }
 
   /** Runs a tool: its answer, or for an argument the model can fix, `{ error }`; other failures (a dead store, a denial) throw. */
@@ -113,7 +112,8 @@ export class MemoryToolRunner {
     try {
       return { text: await this.#bodies[name](input, call) };
     } catch (error) {
-      if (error instanceof ToolArgumentError || (MemoriaError.hasCode(error, "INVALID_ARGUMENT") && !MemoriaError.hasCode(error, "INVALID_SESSION_KEY"))) {
+      // ToolArgumentError, and the edits' own checks (an empty statement, a profile kept as fields).
+      if (MemoriaError.hasCode(error, "INVALID_ARGUMENT")) {
         return { text: `Error: ${(error as Error).message}`, error: true };
       }
       throw error;
@@ -177,9 +177,4 @@ function ownConversation(name: string, scope: SessionKeyFilter): SessionKey {
   const mine = !isScopeKey(key) && Object.entries(scope).every(([field, value]) => key[field] === value);
   if (!mine) throw new ToolArgumentError(`"${name}" is not one of this user's conversations.`);
   return key;
-}
-
-function contextOf(config: RunnableConfig | undefined): Record<string, unknown> {
-  const context = (config as { context?: unknown } | undefined)?.context;
-  return typeof context === "object" && context !== null ? (context as Record<string, unknown>) : {};
 }
