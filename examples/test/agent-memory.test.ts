@@ -121,8 +121,18 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     const from = server.requests.length;
     await agent.invoke({ messages: [new HumanMessage("Where do I live?")] }, { configurable: { thread_id: "t2", userId: "bob" } });
     expect(textOf(server.requests[from]?.messages[0]?.content)).toContain("Bob lives in Oslo");
+    // Placed as a user message, the block goes before the conversation, and the system message stays as it was.
+    const asUser = factMemory({ model, scope: ["userId"], structured: false, placement: "user" });
+    const userPlaced = createAgent({ model, tools: [], systemPrompt: "Be brief.", middleware: [memoriaMiddleware({ store, memory: asUser, keyFields: ["userId"] })] });
+    const next = server.requests.length;
+    await userPlaced.invoke({ messages: [new HumanMessage("Where is home?")] }, { configurable: { thread_id: "t3", userId: "bob" } });
+    const sent = server.requests[next]?.messages ?? [];
+    expect(sent.map((message) => message.role)).toEqual(["system", "user", "user"]);
+    expect(textOf(sent[0]?.content)).not.toContain("<memory");
+    expect(textOf(sent[1]?.content)).toMatch(/^<memory kind="facts">[\s\S]*Bob lives in Oslo/);
+    expect(textOf(sent[2]?.content)).toBe("Where is home?");
     expect(() => memoriaMiddleware({ store, memory: [] })).toThrow(/memory must be a memory strategy/);
-    await facts.idle();
+    await Promise.all([facts.idle(), asUser.idle()]);
     await store.close();
   });
 

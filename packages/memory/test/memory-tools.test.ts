@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage, type ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type HistoryStore, InvalidSessionKeyError, createInMemoryStore, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import { guardStore } from "@memoria/privacy";
+import { encryptStore, guardStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
 import { HashingEmbeddings, type MemoryToolsOptions, memoryTools, readFacts, readProfile, recallMemory } from "../src/index.js";
@@ -142,6 +142,23 @@ describe.each(STORES)("memoryTools on %s", (_name, makeStore) => {
     const guardedTools = memoryTools({ store: guarded, scope: ["userId"] });
     expect((await call(guardedTools, "search_memory", { query: "codes" })).content).toContain("Ada codes");
     await expect(call(guardedTools, "search_memory", { query: "codes" }, { configurable: { userId: "eve" } })).rejects.toThrow(/Not allowed/);
+    await store.close();
+  });
+});
+
+describe("memoryTools through encryptStore", () => {
+  it("writes facts and the profile sealed: the inner store holds none of their text, and the tools read them back", async () => {
+    const inner = createSqliteStore({ path: join(dir, "sealed.db") });
+    const store = encryptStore(inner, { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" });
+    const tools = memoryTools({ store, scope: ["userId"] });
+    await call(tools, "remember", { subject: "Ada", statement: "Ada is allergic to peanuts" });
+    await call(tools, "update_profile", { field: "diet", value: "no peanuts, vegetarian" });
+    const raw = JSON.stringify(await inner.getAllState(scopeKeyOf({ userId: "ada" })));
+    expect(raw).not.toContain("peanuts");
+    expect(raw).not.toContain("vegetarian");
+    expect((await call(tools, "search_memory", { query: "allergic" })).content).toContain("[f1] Ada is allergic to peanuts");
+    expect((await call(tools, "forget", { id: "f1" })).content).toContain("Withdrew fact f1");
+    expect(await readFacts(store, { userId: "ada" })).toMatchObject([{ id: "f1", withdrawn: expect.any(String) }]);
     await store.close();
   });
 });
