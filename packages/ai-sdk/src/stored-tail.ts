@@ -1,0 +1,36 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import type { HistoryStore, SessionKey } from "@memoria/core";
+import type { UIMessage } from "ai";
+import { assembleUIMessages, segmentRecord } from "./ui-assembly.js";
+
+/** The newest stored UI messages, with where each one's segments sit in the session. */
+export interface StoredTail {
+  messages: UIMessage[];
+  /** Each message's segments, as positions in `segments`. */
+  spans: { start: number; end: number }[];
+  segments: BaseMessage[];
+  partial: Set<string>;
+  /** The position of `segments[0]` in the session, when it was needed (always known once the whole session was read). */
+  offset: number | undefined;
+  /** True when the tail is the whole session. */
+  whole: boolean;
+}
+
+/**
+ * Reads the session from its end in growing windows until `enough` says the UI
+ * messages read suffice, or the whole session is read: the cost of a turn grows
+ * with what it touches, not with the chat. An infinite first window reads it all.
+ */
+export async function readStoredTail(store: HistoryStore, key: SessionKey, firstWindow: number, enough: (tail: StoredTail) => boolean): Promise<StoredTail> {
+  let window = Math.max(8, firstWindow);
+  for (;;) {
+    const segments = await store.read(key, Number.isFinite(window) ? { last: window } : undefined);
+    const whole = segments.length < window;
+    // LangChain's messages without an id are named by position: only then is the window's offset worth a count.
+    const offset = whole ? 0 : segments.some((segment) => segment.id === undefined && !segmentRecord(segment)) ? (await store.count(key)) - segments.length : undefined;
+    // A window that starts inside a UI message leaves that message out; spans are positions in the window.
+    const tail: StoredTail = { ...assembleUIMessages(segments, offset ?? 0), segments, whole, offset };
+    if (whole || (tail.messages.length > 0 && enough(tail))) return tail;
+    window *= 4;
+  }
+}

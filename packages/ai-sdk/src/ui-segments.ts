@@ -1,0 +1,164 @@
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { InvalidMessageError, type JsonValue, toJsonValue } from "@memoria/core";
+import type { UIMessage } from "ai";
+
+/*
+ * One UI message is stored as one or more LangChain messages ("segments") of the
+ * session, so that RunnableWithMessageHistory, `memoria show`, the studio and every
+ * store wrapper see an AI SDK chat as the ordinary conversation it is:
+ *
+ * - a user message is a HumanMessage, a system message a SystemMessage;
+ * - an assistant message is an AIMessage per step, each finished tool call of the
+ *   step a `tool_calls` entry followed by its ToolMessage (output, or error text
+ *   with `status: "error"`), as a LangChain agent stores a turn.
+ *
+ * The text of text parts is the messages' content; a tool's output is its
+ * ToolMessage's content. Everything else a part holds (its state, provider
+ * metadata, reasoning, sources, files, data parts, step boundaries, calls still
+ * waiting for input or approval) is kept, in order, under
+ * `additional_kwargs.ui_message` of the segment it falls in, with the message's
+ * id and metadata, so the UI message comes back exactly as it was saved.
+ */
+
+/** Where a segment keeps what its LangChain fields do not hold. */
+export const UI_FIELD = "ui_message";
+
+/** What `additional_kwargs.ui_message` holds. */
+export interface SegmentRecord {
+  /** The UI message's id. */
+  id: string;
+  /** The segment's place in its UI message: 0 for the first. */
+  seg: number;
+  /** The parts in this segment, text and tool outputs taken out (they are the LangChain fields). */
+  parts: JsonValue[];
+  /** The UI message's metadata (first segment only). */
+  metadata?: JsonValue;
+  /** For a tool segment whose output was a string (content as is) rather than JSON (content parsed). */
+  text?: true;
+}
+
+type Part = Record<string, unknown> & { type: string };
+
+/** A tool part whose call has an outcome: it becomes a call and a ToolMessage. */
+function isFinishedToolPart(part: Part): boolean {
+  return (part.type.startsWith("tool-") || part.type === "dynamic-tool") && ["output-available", "output-error", "output-denied"].includes(part.state as string);
+}
+
+export function toolNameOf(part: Part): string {
+  return part.type === "dynamic-tool" ? String(part.toolName) : part.type.slice("tool-".length);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A segment's text parts as content: one text as a string, several as text blocks. */
+function contentOf(texts: string[]): string | { type: "text"; text: string }[] {
+  return texts.length <= 1 ? (texts[0] ?? "") : texts.map((text) => ({ type: "text" as const, text }));
+}
+
+function record(id: string, seg: number, parts: Part[], metadata: unknown, extra: Partial<SegmentRecord> = {}): SegmentRecord {
+  const out: SegmentRecord = { id, seg, parts: toJsonValue(parts) as JsonValue[] };
+  if (seg === 0 && metadata !== undefined) out.metadata = toJsonValue(metadata);
+  return Object.assign(out, extra);
+}
+
+/** Builds the segments of one message, in order. */
+class SegmentBuilder {
+  readonly out: BaseMessage[] = [];
+  #parts: Part[] = [];
+  #texts: string[] = [];
+  #calls: { id: string; name: string; args: Record<string, unknown>; type: "tool_call" }[] = [];
+  #results: Part[] = [];
+
+  constructor(
+    readonly message: UIMessage,
+    readonly index: number,
+  ) {}
+
+  add(part: Part): void {
+    if (isFinishedToolPart(part)) {
+      const input = part.input;
+      this.#calls.push({ id: String(part.toolCallId), name: toolNameOf(part), args: isPlainObject(input) ? input : { input: input ?? null }, type: "tool_call" });
+      this.#results.push(part);
+      return;
+    }
+    if (this.#results.length > 0) this.flush();
+    if (part.type === "text") {
+      const { text, ...rest } = part;
+      if (typeof text !== "string") throw new InvalidMessageError(this.index, "parts.text", "a text part needs its text as a string");
+      this.#texts.push(text);
+      this.#parts.push(rest as Part);
+      return;
+    }
+    this.#parts.push(part);
+  }
+
+  /** Ends the current segment (and the ToolMessages of its calls). */
+  flush(): void {
+    const { message } = this;
+    const metadata = message.metadata;
+    const seg = this.out.length;
+    const kwargs = { [UI_FIELD]: record(message.id, seg, this.#parts, metadata) as unknown as JsonValue };
+    const id = seg === 0 ? message.id : `${message.id}.${seg}`;
+    const content = contentOf(this.#texts);
+    if (message.role === "user") this.out.push(new HumanMessage({ id, content, additional_kwargs: kwargs }));
+    else if (message.role === "system") this.out.push(new SystemMessage({ id, content, additional_kwargs: kwargs }));
+    else this.out.push(new AIMessage({ id, content, additional_kwargs: kwargs, tool_calls: this.#calls }));
+    for (const part of this.#results) this.out.push(this.#toolMessage(part));
+    this.#parts = [];
+    this.#texts = [];
+    this.#calls = [];
+    this.#results = [];
+  }
+
+  #toolMessage(part: Part): ToolMessage {
+    const seg = this.out.length;
+    const id = `${this.message.id}.${seg}`;
+    const toolCallId = String(part.toolCallId);
+    if (part.state === "output-available") {
+      const { output, ...rest } = part;
+      const text = typeof output === "string";
+      const kwargs = { [UI_FIELD]: record(this.message.id, seg, [rest as Part], undefined, text ? { text: true } : {}) as unknown as JsonValue };
+      const content = text ? output : JSON.stringify(toJsonValue(output ?? null));
+      return new ToolMessage({ id, content, tool_call_id: toolCallId, name: toolNameOf(part), additional_kwargs: kwargs });
+    }
+    if (part.state === "output-error") {
+      const { errorText, ...rest } = part;
+      const kwargs = { [UI_FIELD]: record(this.message.id, seg, [rest as Part], undefined) as unknown as JsonValue };
+      return new ToolMessage({ id, content: String(errorText ?? ""), tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
+    }
+    // Denied: the model is told so; the part keeps the approval as it was.
+    const reason = (part.approval as { reason?: string } | undefined)?.reason;
+    const kwargs = { [UI_FIELD]: record(this.message.id, seg, [part], undefined) as unknown as JsonValue };
+    return new ToolMessage({ id, content: `The tool call was denied${reason ? `: ${reason}` : "."}`, tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
+  }
+}
+
+/** Checks a UI message's shape enough to store it, naming what is wrong. */
+export function checkUIMessage(message: unknown, index: number): asserts message is UIMessage {
+  if (!isPlainObject(message)) throw new InvalidMessageError(index, "", "a UI message must be an object");
+  if (typeof message.id !== "string" || message.id.length === 0 || message.id.length > 256) {
+    throw new InvalidMessageError(index, "id", "a UI message needs an id of 1 to 256 characters to be saved (give the response one with toUIMessageStreamResponse's generateMessageId)");
+  }
+  if (!["user", "assistant", "system"].includes(message.role as string)) throw new InvalidMessageError(index, "role", `a UI message's role is "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
+  if (!Array.isArray(message.parts)) throw new InvalidMessageError(index, "parts", "a UI message needs a parts array");
+  for (const part of message.parts) {
+    if (!isPlainObject(part) || typeof part.type !== "string") throw new InvalidMessageError(index, "parts", "every part needs a string type");
+  }
+}
+
+/** The stored segments of one UI message. */
+export function segmentsOf(message: UIMessage, index = 0): BaseMessage[] {
+  checkUIMessage(message, index);
+  const builder = new SegmentBuilder(message, index);
+  for (const part of message.parts) builder.add(part as Part);
+  builder.flush();
+  return builder.out;
+}
+
+/** Marks the segments of a response cut short, as the wrapper marks a partial answer. */
+export function markPartial(segments: BaseMessage[], reason: "cancelled" | "failed"): BaseMessage[] {
+  for (const segment of segments) segment.response_metadata = { ...segment.response_metadata, memoria_partial: reason };
+  return segments;
+}

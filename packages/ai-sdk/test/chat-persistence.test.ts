@@ -1,0 +1,219 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { type HistoryStore, MemoriaError, createInMemoryStore } from "@memoria/core";
+import { encryptStore } from "@memoria/privacy";
+import { createSqliteStore } from "@memoria/sql";
+import type { UIMessage } from "ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { loadChat, saveChat } from "../src/index.js";
+import { answer, everyPart, userMessage } from "./fixtures.js";
+
+const key = { userId: "u1", sessionId: "chat-1" };
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+function sqlite(): HistoryStore {
+  const dir = mkdtempSync(join(tmpdir(), "memoria-ai-sdk-"));
+  const store = createSqliteStore({ path: join(dir, "chat.db") });
+  cleanups.push(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+}
+
+const stores: [string, () => HistoryStore][] = [
+  ["in-memory", () => createInMemoryStore()],
+  ["sqlite", sqlite],
+  ["sqlite through encryptStore", () => encryptStore(sqlite(), { keys: { k1: Buffer.alloc(32, 7) }, activeKeyId: "k1" })],
+];
+
+describe.each(stores)("UI messages on %s", (_name, open) => {
+  it("round-trips every kind of part, every tool state and the metadata exactly", async () => {
+    const store = open();
+    const chat = everyPart();
+    const saved = await saveChat(store, key, chat);
+    expect(saved).toMatchObject({ added: 3, updated: 0, removed: 0 });
+    const loaded = await loadChat(store, key);
+    expect(loaded.messages).toEqual(chat);
+    expect(loaded).toMatchObject({ invalid: [], partial: [], hasMore: false });
+  });
+
+  it("stores the chat as the conversation LangChain would: text as content, each finished call an AI tool call and its ToolMessage", async () => {
+    const store = open();
+    await saveChat(store, key, everyPart());
+    const stored = await store.read(key);
+    expect(stored.map((message) => message.getType())).toEqual(["system", "human", "ai", "tool", "tool", "ai", "tool", "tool", "ai"]);
+    const [, user, step1, weather, search, step2, clock, denied] = stored as [unknown, HumanMessage, AIMessage, ToolMessage, ToolMessage, AIMessage, ToolMessage, ToolMessage];
+    expect(user.content).toEqual([
+      { type: "text", text: "What is the weather in Paris? Look at this." },
+      { type: "text", text: "And a second paragraph." },
+    ]);
+    expect(step1.content).toBe("Let me look.");
+    expect(step1.tool_calls?.map((call) => [call.id, call.name, call.args])).toEqual([
+      ["call-1", "weather", { city: "Paris" }],
+      ["call-2", "search", { query: "paris weather" }],
+    ]);
+    expect([weather.tool_call_id, weather.content, weather.status ?? "success"]).toEqual(["call-1", '{"temperature":18,"sky":"clear"}', "success"]);
+    expect([search.content, search.status]).toEqual(["search is down", "error"]);
+    expect(step2.tool_calls?.map((call) => call.name)).toEqual(["clock", "delete"]);
+    expect(clock.content).toBe("14:02");
+    expect([denied.content, denied.status]).toEqual(["The tool call was denied: never", "error"]);
+    expect((stored[8] as AIMessage).content).toBe("It is 18 degrees and clear.");
+  });
+
+  it("saves each message once: the same list again, or retried, stores nothing", async () => {
+    const store = open();
+    const chat = [userMessage("u1", "hi"), answer("a1", "hello")];
+    await saveChat(store, key, chat);
+    const before = await store.count(key);
+    expect(await saveChat(store, key, chat)).toMatchObject({ added: 0, updated: 0, removed: 0 });
+    await Promise.all([saveChat(store, key, [...chat, userMessage("u2", "again")]), saveChat(store, key, [...chat, userMessage("u2", "again")])]);
+    expect(await store.count(key)).toBe(before + 1);
+  });
+
+  it("replaces an answer continued under the same id (a tool result or an approval added) in place", async () => {
+    const store = open();
+    const waiting: UIMessage = {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "step-start" }, { type: "tool-book", toolCallId: "c1", state: "input-available", input: { table: 2 } }] as UIMessage["parts"],
+    };
+    await saveChat(store, key, [userMessage("u1", "book a table"), waiting]);
+    const done: UIMessage = {
+      ...waiting,
+      parts: [
+        { type: "step-start" },
+        { type: "tool-book", toolCallId: "c1", state: "output-available", input: { table: 2 }, output: { booked: true } },
+        { type: "step-start" },
+        { type: "text", text: "Booked.", state: "done" },
+      ] as UIMessage["parts"],
+    };
+    expect(await saveChat(store, key, [userMessage("u1", "book a table"), done])).toMatchObject({ added: 0, updated: 1 });
+    expect((await loadChat(store, key)).messages).toEqual([userMessage("u1", "book a table"), done]);
+  });
+
+  it("on regenerate, removes the answer being replaced; otherwise never removes what a stale list lacks", async () => {
+    const store = open();
+    await saveChat(store, key, [userMessage("u1", "hi"), answer("a1", "first try")]);
+    const regenerated = [userMessage("u1", "hi"), answer("a2", "second try")];
+    expect(await saveChat(store, key, regenerated, { regenerate: true })).toMatchObject({ added: 1, removed: 1 });
+    expect((await loadChat(store, key)).messages).toEqual(regenerated);
+    // A second tab that never saw u2/a3 sends u3: both tabs' messages are kept.
+    await saveChat(store, key, [...regenerated, userMessage("u2", "tab one"), answer("a3", "one")]);
+    expect(await saveChat(store, key, [...regenerated, userMessage("u3", "tab two")])).toMatchObject({ added: 1, removed: 0 });
+    expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual(["u1", "a2", "u2", "a3", "u3"]);
+  });
+
+  it("reports an answer saved cut short as partial", async () => {
+    const store = open();
+    await saveChat(store, key, [userMessage("u1", "tell me a story"), answer("a1", "Once upon")], { partial: { id: "a1", reason: "cancelled" } });
+    const loaded = await loadChat(store, key);
+    expect(loaded.partial).toEqual(["a1"]);
+    expect(loaded.messages[1]).toEqual(answer("a1", "Once upon"));
+  });
+
+  it("refuses a malformed list with a typed error naming the message, writing nothing", async () => {
+    const store = open();
+    const cases: unknown[][] = [
+      [{ role: "user", parts: [] }],
+      [{ id: "", role: "user", parts: [] }],
+      [{ id: "x", role: "robot", parts: [] }],
+      [{ id: "x", role: "user", parts: "hi" }],
+      [{ id: "x", role: "user", parts: [{ text: "no type" }] }],
+      [{ id: "x", role: "user", parts: [{ type: "text", text: 5 }] }],
+      [userMessage("same", "a"), userMessage("same", "b")],
+    ];
+    for (const messages of cases) {
+      const error = await saveChat(store, key, messages as UIMessage[]).catch((caught: unknown) => caught);
+      expect(MemoriaError.isInstance(error) && error.code).toBe("INVALID_MESSAGE");
+    }
+    expect(await store.count(key)).toBe(0);
+  });
+});
+
+describe("loading", () => {
+  it("sets aside a stored message that no longer validates, or keeps it upgraded, without failing the chat", async () => {
+    const store = createInMemoryStore();
+    const oldCall: UIMessage = {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "tool-weather", toolCallId: "c1", state: "output-available", input: { town: "Paris" }, output: { c: 18 } }] as UIMessage["parts"],
+    };
+    await saveChat(store, key, [userMessage("u1", "weather?"), oldCall, userMessage("u2", "thanks")]);
+    const tools = { weather: { inputSchema: z.object({ city: z.string() }) } };
+    const skipped = await loadChat(store, key, { tools });
+    expect(skipped.messages.map((message) => message.id)).toEqual(["u1", "u2"]);
+    expect(skipped.invalid).toEqual([{ id: "a1", error: expect.any(Error), upgraded: false }]);
+    const upgraded = await loadChat(store, key, {
+      tools,
+      onInvalid: (message) => ({
+        ...message,
+        parts: message.parts.map((part) => (part.type === "tool-weather" ? { ...part, input: { city: (part.input as { town: string }).town } } : part)),
+      }),
+    });
+    expect(upgraded.messages.map((message) => message.id)).toEqual(["u1", "a1", "u2"]);
+    expect(upgraded.invalid).toEqual([{ id: "a1", error: expect.any(Error), upgraded: true }]);
+  });
+
+  it("pages back through a long chat, reading from the end only as far as the page", async () => {
+    const store = createInMemoryStore();
+    const chat = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? userMessage(`m${i}`, `question ${i}`) : answer(`m${i}`, `answer ${i}`)));
+    await saveChat(store, key, chat);
+    const first = await loadChat(store, key, { last: 10 });
+    expect(first.messages).toEqual(chat.slice(90));
+    expect(first.hasMore).toBe(true);
+    const second = await loadChat(store, key, { last: 10, before: "m90" });
+    expect(second.messages).toEqual(chat.slice(80, 90));
+    const oldest = await loadChat(store, key, { last: 30, before: "m20" });
+    expect(oldest.messages).toEqual(chat.slice(0, 20));
+    expect(oldest.hasMore).toBe(false);
+    await expect(loadChat(store, key, { last: 10, before: "nope" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(loadChat(store, key, { last: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("saves a turn of a long chat reading only the end of the session", async () => {
+    const store = createInMemoryStore();
+    const chat = Array.from({ length: 2_000 }, (_, i) => (i % 2 === 0 ? userMessage(`m${i}`, `q${i}`) : answer(`m${i}`, `a${i}`)));
+    await saveChat(store, key, chat);
+    const reads: (number | undefined)[] = [];
+    const read = store.read.bind(store);
+    store.read = (sessionKey, options) => {
+      reads.push(options?.last);
+      return read(sessionKey, options);
+    };
+    await saveChat(store, key, [...chat, userMessage("new", "one more"), answer("new-a", "sure")]);
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toBeLessThanOrEqual(32);
+    expect(await store.count(key)).toBe(2_002);
+  });
+
+  it("loads a conversation LangChain wrote as UI messages: an AI step and its tool results as one answer", async () => {
+    const store = createInMemoryStore();
+    await store.append(key, [
+      new HumanMessage("weather in Paris?"),
+      new AIMessage({ id: "run-1", content: "", tool_calls: [{ id: "t1", name: "weather", args: { city: "Paris" } }] }),
+      new ToolMessage({ content: '{"c":18}', tool_call_id: "t1" }),
+      new AIMessage({ id: "run-2", content: "18 degrees." }),
+    ]);
+    const { messages } = await loadChat(store, key);
+    expect(messages).toEqual([
+      { id: "lc-0", role: "user", parts: [{ type: "text", text: "weather in Paris?", state: "done" }] },
+      {
+        id: "run-1",
+        role: "assistant",
+        parts: [
+          { type: "step-start" },
+          { type: "dynamic-tool", toolName: "weather", toolCallId: "t1", state: "output-available", input: { city: "Paris" }, output: { c: 18 } },
+          { type: "step-start" },
+          { type: "text", text: "18 degrees.", state: "done" },
+        ],
+      },
+    ]);
+  });
+});
