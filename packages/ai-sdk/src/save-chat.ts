@@ -66,6 +66,7 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
   const stored = new Set(tail.messages.map((message) => message.id));
   const listFrom = first < 0 ? 0 : (ids.get((tail.messages[first] as UIMessage).id) as number);
   const result: SaveChatResult = { added: 0, updated: 0, removed: 0, stored: [] };
+  const superseded = supersededAnswers(tail, messages, ids);
   let from: number | undefined;
   const kept: { index: number; segments: BaseMessage[] }[] = [];
   for (let index = Math.max(first, 0); first >= 0 && index < tail.messages.length; index++) {
@@ -73,7 +74,7 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
     const storedSegments = tail.segments.slice(span.start, span.end);
     const at = ids.get((tail.messages[index] as UIMessage).id);
     if (at === undefined) {
-      if (options.regenerate) {
+      if (options.regenerate || superseded.has(index)) {
         from ??= index;
         result.removed++;
       } else kept.push({ index, segments: storedSegments });
@@ -96,6 +97,23 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
   result.stored = added;
   const rewrite = from === undefined ? [] : kept.filter((entry) => entry.index >= (from as number)).flatMap((entry) => entry.segments);
   return { from, rewrite, added, result };
+}
+
+/**
+ * A user message gets one answer: when the list answers the newest user message
+ * it shares with the session anew (the same request sent again, after a failure
+ * the client saw), the stored answers to it that the list lacks are replaced.
+ * A stale list that adds a new user message removes nothing.
+ */
+function supersededAnswers(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string, number>): Set<number> {
+  let last = -1;
+  for (let index = tail.messages.length - 1; index >= 0 && last < 0; index--) if (ids.has((tail.messages[index] as UIMessage).id)) last = index;
+  const shared = tail.messages[last];
+  if (shared?.role !== "user") return new Set();
+  const next = messages[(ids.get(shared.id) as number) + 1];
+  const after = tail.messages.slice(last + 1);
+  if (next?.role !== "assistant" || tail.messages.some((message) => message.id === next.id) || after.some((message) => message.role !== "assistant")) return new Set();
+  return new Set(after.map((_, offset) => last + 1 + offset));
 }
 
 /** The turn id of an append: the new messages' ids, so a retried save stores them once even where the store has no lock. */

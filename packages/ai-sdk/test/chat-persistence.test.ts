@@ -110,6 +110,14 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual(["u1", "a2", "u2", "a3", "u3"]);
   });
 
+  it("a new answer to the newest shared user message (the request sent again) replaces the stored one", async () => {
+    const store = open();
+    await saveChat(store, key, [userMessage("u1", "hi"), answer("a1", "hello"), userMessage("u2", "and?"), answer("a2", "first answer")]);
+    const retried = [userMessage("u1", "hi"), answer("a1", "hello"), userMessage("u2", "and?"), answer("a2-again", "second answer")];
+    expect(await saveChat(store, key, retried)).toMatchObject({ added: 1, removed: 1 });
+    expect((await loadChat(store, key)).messages).toEqual(retried);
+  });
+
   it("reports an answer saved cut short as partial", async () => {
     const store = open();
     await saveChat(store, key, [userMessage("u1", "tell me a story"), answer("a1", "Once upon")], { partial: { id: "a1", reason: "cancelled" } });

@@ -18,6 +18,8 @@ export interface ChatCompletionReply {
   toolCalls?: { id: string; name: string; arguments: string }[];
   /** Token counts to report; derived from the text lengths when left out. */
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** When streaming, wait this long before each text delta: a slow model, for stopping a stream halfway. */
+  delayMs?: number;
 }
 
 export type Responder = (request: ChatCompletionRequest) => ChatCompletionReply | Promise<ChatCompletionReply>;
@@ -138,7 +140,11 @@ export async function startOpenAICompatibleServer(respond: Responder, options: {
       const chunk = (delta: unknown, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
         response.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...extra })}\n\n`);
       chunk({ role: "assistant", content: "" });
-      for (const piece of pieces(content ?? "")) chunk({ content: piece });
+      for (const piece of pieces(content ?? "")) {
+        if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+        if (response.destroyed) return; // the client went away
+        chunk({ content: piece });
+      }
       if (functionCall) chunk({ function_call: functionCall });
       for (const call of functionCall ? [] : (toolCalls ?? [])) {
         chunk({ tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] });

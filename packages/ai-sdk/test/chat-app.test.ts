@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { HistoryStore } from "@memoria/core";
+import { createRedisStore } from "@memoria/redis";
+import { createPostgresStore, createSqliteStore } from "@memoria/sql";
+import type { OpenAICompatibleServer } from "@memoria/testkit/servers";
+import type { UIMessage } from "ai";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { loadChat } from "../src/index.js";
+import { Chat, type ChatApp, reload, startChatApp, startModel } from "./chat-app.js";
+
+let model: OpenAICompatibleServer;
+const dir = mkdtempSync(join(tmpdir(), "memoria-ai-sdk-app-"));
+beforeAll(async () => {
+  model = await startModel();
+});
+afterAll(async () => {
+  await model.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const openers: [string, () => HistoryStore][] = [
+  ["SQLite", () => createSqliteStore({ path: join(dir, `${randomUUID()}.db`) })],
+  ["PostgreSQL", () => createPostgresStore({ connectionString: inject("databaseUrl"), tablePrefix: `ai${randomUUID().slice(0, 8)}_`, maxConnections: 2 })],
+  ["Redis", () => createRedisStore({ url: inject("redisUrl"), keyPrefix: `ai${randomUUID().slice(0, 8)}:` })],
+];
+
+const textOf = (message: UIMessage | undefined) => (message?.parts ?? []).flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !check(); waited += 10) {
+    if (waited > 20_000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.each(openers)("a useChat app on %s", (_name, open) => {
+  let store: HistoryStore;
+  let app: ChatApp;
+  const chatId = `chat-${randomUUID()}`;
+  const key = { userId: "u1", sessionId: chatId };
+  let chat: Chat;
+  beforeAll(async () => {
+    store = open();
+    app = await startChatApp(store, model.baseURL, { onDisconnect: "stop" });
+    chat = new Chat(app.url, chatId);
+  });
+  afterAll(async () => {
+    await app.stop();
+    await store.delete({ sessionId: chatId });
+    await store.close();
+  });
+
+  it("saves two turns, one with a tool call, and a reload gives back exactly what the client shows", async () => {
+    await chat.sendMessage({ text: "hello there" });
+    await chat.sendMessage({ text: "what is the weather?" });
+    await app.saved(2);
+    expect(chat.status).toBe("ready");
+    expect(textOf(chat.messages[1])).toBe("You said: hello there");
+    expect(textOf(chat.messages[3])).toBe("It is 18 degrees in Paris.");
+    expect(chat.messages[3]?.parts.some((part) => part.type === "tool-weather" && part.state === "output-available")).toBe(true);
+    expect(await reload(app.url, chatId)).toEqual(chat.messages);
+    // Stored as LangChain stores a turn: the tool call, its result, the answer.
+    expect((await store.read(key)).map((message) => message.getType())).toEqual(["human", "ai", "human", "ai", "tool", "ai"]);
+    // The request body is DefaultChatTransport's: the chat id, the whole list, the trigger.
+    expect(app.bodies[1]).toMatchObject({ id: chatId, trigger: "submit-message" });
+  });
+
+  it("saves a stopped answer as far as it went, marked partial", async () => {
+    const sending = chat.sendMessage({ text: "tell me a story" });
+    await until(() => textOf(chat.lastMessage).startsWith("Once upon"), "the story to start");
+    await chat.stop();
+    await sending;
+    await app.saved(3);
+    const shown = chat.lastMessage as UIMessage;
+    const stored = await loadChat(store, key);
+    const last = stored.messages.at(-1) as UIMessage;
+    expect(last.id).toBe(shown.id);
+    const story = "Once upon a time there was a very long story that went on and on and on and never stopped at all.";
+    expect(textOf(last)).toMatch(/^Once upon/);
+    expect(story.startsWith(textOf(last)) && textOf(last).length < story.length).toBe(true);
+    expect(stored.partial).toEqual([shown.id]);
+  });
+
+  it("stores the user's message once when the same request is sent again, the newer answer replacing the older", async () => {
+    await chat.sendMessage({ text: "one more thing" });
+    await app.saved(4);
+    const body = app.bodies[3];
+    const again = await fetch(`${app.url}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    await again.text();
+    await app.saved(5);
+    const stored = (await loadChat(store, key)).messages;
+    expect(stored.filter((message) => message.role === "user" && textOf(message) === "one more thing")).toHaveLength(1);
+    expect(stored.at(-2)?.role).toBe("user");
+    expect(stored.at(-1)?.id).not.toBe(chat.lastMessage?.id);
+  });
+
+  it("regenerating replaces the last answer, and a reload shows what the client shows", async () => {
+    chat.messages = await reload(app.url, chatId);
+    const replaced = chat.lastMessage?.id;
+    await chat.regenerate();
+    await app.saved(6);
+    expect(chat.lastMessage?.id).not.toBe(replaced);
+    const stored = await reload(app.url, chatId);
+    expect(stored).toEqual(chat.messages);
+    expect(stored.some((message) => message.id === replaced)).toBe(false);
+  });
+});
+
+describe("a client that goes away", () => {
+  it("does not lose the answer: generation runs to the end and the whole answer is saved", async () => {
+    const store = createSqliteStore({ path: join(dir, "disconnect.db") });
+    const app = await startChatApp(store, model.baseURL, { onDisconnect: "finish" });
+    try {
+      const chatId = "leaving";
+      const message: UIMessage = { id: "u-story", role: "user", parts: [{ type: "text", text: "tell me a story" }] };
+      const leave = new AbortController();
+      const response = await fetch(`${app.url}/api/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: chatId, messages: [message], trigger: "submit-message" }),
+        signal: leave.signal,
+      });
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read(); // the first chunk, then the tab closes
+      leave.abort();
+      await app.saved(1);
+      const stored = await loadChat(store, { userId: "u1", sessionId: chatId });
+      expect(textOf(stored.messages[1])).toBe("Once upon a time there was a very long story that went on and on and on and never stopped at all.");
+      expect(stored.partial).toEqual([]);
+    } finally {
+      await app.stop();
+      await store.close();
+    }
+  });
+});
