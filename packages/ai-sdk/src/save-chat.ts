@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, InvalidMessageError, type LockOptions, MemoriaError, type SessionKey, type TurnLock, createSessionKey, serializeMessage } from "@memoria/core";
+import { type HistoryStore, InvalidMessageError, type LockOptions, MemoriaError, type SessionKey, type TurnLock, createSessionKey } from "@memoria/core";
 import type { UIMessage } from "ai";
 import { type StoredTail, readStoredTail } from "./stored-tail.js";
 import { checkUIMessage, markPartial, segmentsOf } from "./ui-segments.js";
@@ -43,8 +43,20 @@ function indexById(messages: readonly UIMessage[]): Map<string, number> {
   return ids;
 }
 
-function same(a: readonly BaseMessage[], b: readonly BaseMessage[]): boolean {
-  return a.length === b.length && a.every((message, index) => serializeMessage(message) === serializeMessage(b[index] as BaseMessage));
+/** JSON with keys sorted and undefined left out: two UI messages that are the same print the same. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === "object" && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : inner,
+  );
+}
+
+/**
+ * Compared as UI messages, not as stored records: a message LangChain wrote (an
+ * answer with its usage and response metadata) that the client sends back as it
+ * was loaded is the same message, and is never rewritten in UI form.
+ */
+function same(stored: UIMessage, given: UIMessage): boolean {
+  return canonical(stored) === canonical(given);
 }
 
 /** What the session becomes: stored messages kept, replaced or dropped from the first change on, then the new ones. */
@@ -80,12 +92,11 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
       } else kept.push({ index, segments: storedSegments });
       continue;
     }
-    const given = segments(at);
-    if (same(storedSegments, given)) kept.push({ index, segments: storedSegments });
+    if (same(tail.messages[index] as UIMessage, messages[at] as UIMessage)) kept.push({ index, segments: storedSegments });
     else {
       from ??= index;
       result.updated++;
-      kept.push({ index, segments: given });
+      kept.push({ index, segments: segments(at) });
     }
   }
   const added: BaseMessage[] = [];

@@ -1,6 +1,6 @@
 import { type IncomingMessage, type Server, createServer } from "node:http";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import type { HistoryStore } from "@memoria/core";
+import type { HistoryStore, MemoryStrategy } from "@memoria/core";
 import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import {
   AbstractChat,
@@ -16,9 +16,10 @@ import {
   streamText,
   tool,
   validateUIMessages,
+  wrapLanguageModel,
 } from "ai";
 import { z } from "zod";
-import { type ChatSaverOptions, chatSaver, loadChat } from "../src/index.js";
+import { type ChatSaverOptions, chatSaver, loadChat, memoriaMemory } from "../src/index.js";
 
 /*
  * A chat app as the AI SDK's docs build one, on plain Node: POST /api/chat streams
@@ -76,7 +77,16 @@ export interface ChatApp {
  * `onDisconnect: "stop"` ends generation when the client goes away (useChat's
  * stop() is that); `"finish"` keeps generating and saves the whole answer.
  */
-export async function startChatApp(store: HistoryStore, modelURL: string, options: { onDisconnect: "stop" | "finish"; saver?: ChatSaverOptions }): Promise<ChatApp> {
+export interface ChatAppOptions {
+  onDisconnect: "stop" | "finish";
+  saver?: ChatSaverOptions;
+  /** Long-term memory: given to the model by memoriaMemory, its work scheduled by chatSaver. */
+  memory?: MemoryStrategy[];
+  /** What the model gets of the chat, rather than all of it: a memoria strategy (a window). */
+  window?: MemoryStrategy;
+}
+
+export async function startChatApp(store: HistoryStore, modelURL: string, options: ChatAppOptions): Promise<ChatApp> {
   const provider = createOpenAICompatible({ name: "local", baseURL: modelURL, apiKey: "test" });
   const bodies: Record<string, unknown>[] = [];
   const saves: { promise: Promise<void>; resolve: () => void }[] = [];
@@ -103,14 +113,19 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
       const messages = await validateUIMessages<UIMessage>({ messages: body.messages, tools });
       const abort = new AbortController();
       if (options.onDisconnect === "stop") response.on("close", () => response.writableFinished || abort.abort());
+      const key = keyOf(body.id);
+      const base = provider.chatModel("local-model");
+      const model = options.memory ? wrapLanguageModel({ model: base, middleware: memoriaMemory({ store, key, memory: options.memory }) }) : base;
+      // With a window, the model gets the newest stored messages and the new one; the UI and the save keep the whole chat.
+      const forModel = options.window ? [...(await loadChat(store, key, { strategy: options.window, tools })).messages, messages.at(-1) as UIMessage] : messages;
       const result = streamText({
-        model: provider.chatModel("local-model"),
-        messages: await convertToModelMessages(messages),
+        model,
+        messages: await convertToModelMessages(forModel),
         tools,
         stopWhen: stepCountIs(3),
         abortSignal: abort.signal,
       });
-      const save = chatSaver(store, keyOf(body.id), { ...options.saver, regenerate: body.trigger === "regenerate-message" });
+      const save = chatSaver(store, key, { ...options.saver, memory: options.memory, regenerate: body.trigger === "regenerate-message" });
       result.pipeUIMessageStreamToResponse(response, {
         originalMessages: messages,
         generateMessageId: createIdGenerator({ prefix: "msg", size: 16 }),
