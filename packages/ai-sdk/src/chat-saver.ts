@@ -25,9 +25,11 @@ export interface ChatSaverOptions extends Pick<SaveChatOptions, "regenerate" | "
   /** Called after each save with what it did. */
   onSaved?: (result: SaveChatResult) => void | Promise<void>;
   /**
-   * Receives a failed save. Without it the failure is thrown from `onFinish`, so
-   * the response stream ends in an error and the client knows the turn was not
-   * stored; with it, the stream ends normally and the failure is yours to handle.
+   * Receives a failed save (a typed `MemoriaError`: the store unreachable, the
+   * lock lost, …). The AI SDK calls `onFinish` once the answer has streamed, so a
+   * failed save cannot fail the response, and a rejection there would go
+   * unhandled: the saver never throws. Without this handler the failure is
+   * reported as a process warning; the turn is not stored, and a reload shows it.
    */
   onSaveError?: (error: unknown) => void | Promise<void>;
 }
@@ -57,13 +59,10 @@ export function chatSaver<UI extends UIMessage = UIMessage>(store: HistoryStore,
       await options.onSaved?.(result);
       if (strategies.length > 0 && result.stored.length > 0) {
         // The turn is stored: a failure of the work after it never fails the turn (the strategies catch up next time).
-        await afterTurn(store, sessionKey, strategies, result).catch((error) =>
-          options.onMemoryError ? options.onMemoryError(error) : process.emitWarning(`memoria: the memory work after a stored chat turn failed: ${String(error)}`),
-        );
+        await afterTurn(store, sessionKey, strategies, result).catch((error) => report(error, options.onMemoryError, "the memory work after a stored chat turn failed"));
       }
     } catch (error) {
-      if (!options.onSaveError) throw error;
-      await options.onSaveError(error);
+      await report(error, options.onSaveError, "saving a chat turn failed; the turn is not stored");
     }
   };
 }
@@ -73,4 +72,14 @@ async function afterTurn(store: HistoryStore, sessionKey: SessionKey, strategies
   const input = result.stored.filter((message) => HumanMessage.isInstance(message));
   const context = { ...memoryContext(store, sessionKey, { input }), added: result.stored };
   for (const strategy of strategies) await strategy.afterSave?.(context);
+}
+
+/** Hands a failure to the app's handler, or reports it as a process warning; a handler that throws is reported too. */
+async function report(error: unknown, handler: ((error: unknown) => void | Promise<void>) | undefined, what: string): Promise<void> {
+  try {
+    if (handler) return await handler(error);
+  } catch (thrown) {
+    error = thrown;
+  }
+  process.emitWarning(`memoria: ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: "MemoriaWarning", code: (error as { code?: string })?.code });
 }

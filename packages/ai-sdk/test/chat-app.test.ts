@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { HistoryStore } from "@memoria/core";
+import { type HistoryStore, MemoriaError } from "@memoria/core";
 import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
-import type { OpenAICompatibleServer } from "@memoria/testkit/servers";
+import { type OpenAICompatibleServer, startRedis } from "@memoria/testkit/servers";
 import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { loadChat } from "../src/index.js";
@@ -133,6 +133,35 @@ describe("a client that goes away", () => {
     } finally {
       await app.stop();
       await store.close();
+    }
+  });
+});
+
+describe("a store that dies mid-chat", () => {
+  it("hands the failed save over as a typed error, never crashing the app, which serves on after a restart", async () => {
+    const redis = await startRedis();
+    const store = createRedisStore({ url: redis.url, keyPrefix: "faults:" });
+    const failures: unknown[] = [];
+    const app = await startChatApp(store, model.baseURL, { onDisconnect: "stop", saver: { onSaveError: (error) => void failures.push(error) } });
+    try {
+      const chat = new Chat(app.url, "fragile");
+      await chat.sendMessage({ text: "hello" });
+      await app.saved(1);
+      await redis.kill();
+      await chat.sendMessage({ text: "are you there?" });
+      await app.saved(2);
+      expect(failures).toHaveLength(1);
+      expect(MemoriaError.isInstance(failures[0]) && failures[0].code).toMatch(/^(STORE_UNAVAILABLE|SAVE_FAILED|LOCK_TIMEOUT)$/);
+      await redis.restart();
+      const again = new Chat(app.url, "fragile", await reload(app.url, "fragile"));
+      await again.sendMessage({ text: "back again" });
+      await app.saved(3);
+      const stored = (await loadChat(store, { userId: "u1", sessionId: "fragile" })).messages.map((message) => textOf(message));
+      expect(stored).toEqual(["hello", "You said: hello", "back again", "You said: back again"]);
+    } finally {
+      await app.stop();
+      await store.close();
+      await redis.stop();
     }
   });
 });

@@ -8,7 +8,7 @@ import { createSqliteStore } from "@memoria/sql";
 import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { loadChat, saveChat } from "../src/index.js";
+import { chatSaver, loadChat, saveChat } from "../src/index.js";
 import { answer, everyPart, userMessage } from "./fixtures.js";
 
 const key = { userId: "u1", sessionId: "chat-1" };
@@ -223,5 +223,45 @@ describe("loading", () => {
         ],
       },
     ]);
+  });
+});
+
+describe("chatSaver", () => {
+  const finish = (messages: UIMessage[], flags: { isAborted?: boolean; isCancelled?: true } = {}) => ({
+    messages,
+    responseMessage: messages.at(-1) as UIMessage,
+    isContinuation: false,
+    isAborted: flags.isAborted ?? false,
+    ...(flags.isCancelled ? { isCancelled: flags.isCancelled } : {}),
+    outcome: undefined as never,
+  });
+
+  it("never rejects: a failed save becomes a process warning naming the typed error", async () => {
+    const store = createInMemoryStore();
+    await store.close();
+    const warnings: Error[] = [];
+    const listen = (warning: Error) => warnings.push(warning);
+    process.on("warning", listen);
+    try {
+      await expect(chatSaver(store, key)(finish([userMessage("u1", "hi"), answer("a1", "hello")]))).resolves.toBeUndefined();
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", listen);
+    }
+    expect(warnings.map((warning) => [warning.name, (warning as { code?: string }).code])).toEqual([["MemoriaWarning", "STORE_CLOSED"]]);
+  });
+
+  it("applies the cancel policy as the wrapper does", async () => {
+    const stopped = [userMessage("u1", "story?"), answer("a1", "Once")];
+    const partial = createInMemoryStore();
+    await chatSaver(partial, key)(finish(stopped, { isAborted: true }));
+    expect((await loadChat(partial, key)).partial).toEqual(["a1"]);
+    const input = createInMemoryStore();
+    await chatSaver(input, key, { saveOnCancel: "input" })(finish(stopped, { isCancelled: true }));
+    expect((await loadChat(input, key)).messages.map((message) => message.id)).toEqual(["u1"]);
+    const nothing = createInMemoryStore();
+    await chatSaver(nothing, key, { saveOnCancel: "nothing" })(finish(stopped, { isAborted: true }));
+    expect(await nothing.count(key)).toBe(0);
+    expect(() => chatSaver(nothing, key, { saveOnCancel: "all" as never })).toThrow(/saveOnCancel/);
   });
 });
