@@ -84,6 +84,8 @@ export interface ChatAppOptions {
   memory?: MemoryStrategy[];
   /** What the model gets of the chat, rather than all of it: a memoria strategy (a window). */
   window?: MemoryStrategy;
+  /** A chat page to serve at / (its HTML) and /page.js (its bundled script). */
+  page?: { html: string; script: string };
 }
 
 export async function startChatApp(store: HistoryStore, modelURL: string, options: ChatAppOptions): Promise<ChatApp> {
@@ -102,6 +104,11 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
     try {
       const url = new URL(request.url ?? "/", "http://local");
       const keyOf = (id: string) => ({ userId: "u1", sessionId: id });
+      if (request.method === "GET" && options.page && (url.pathname === "/" || url.pathname === "/page.js")) {
+        const js = url.pathname === "/page.js";
+        response.writeHead(200, { "content-type": js ? "text/javascript" : "text/html" }).end(js ? options.page.script : options.page.html);
+        return;
+      }
       if (request.method === "GET" && url.pathname.startsWith("/api/chat/")) {
         const chat = await loadChat(store, keyOf(decodeURIComponent(url.pathname.slice("/api/chat/".length))), { tools });
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(chat.messages));
