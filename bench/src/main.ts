@@ -19,12 +19,17 @@ import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } 
 import { latencySections } from "./latency-report.js";
 import { longTermSections } from "./long-term-report.js";
 import { compactionTokens } from "./compaction.js";
+import { type ChatRow, chatPersistence } from "./ai-sdk-chat.js";
+import { createPostgresStore, createSqliteStore } from "@memoria/sql";
+import { createRedisStore } from "@memoria/redis";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./workloads.js";
 import { wrapperCost } from "./wrapper-cost.js";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
 const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
@@ -157,6 +162,30 @@ try {
       table(
         ["turns", "tool calls", "LangChain (whole history)", "memoria (compacted)", "memoria ÷ LangChain", "memoria's load"],
         rows.map((r) => [String(r.turns), String(r.toolCalls), r.langchainTokens.toLocaleString("en"), r.memoriaTokens.toLocaleString("en"), ratio(r.memoriaTokens, r.langchainTokens), formatMs(r.memoriaLoadMs)]),
+      ),
+    );
+  }
+
+  if (only.has("W11")) {
+    log("W11: an AI SDK chat's persistence per turn (loadChat + saveChat) against the bare store's read + append");
+    const dir = mkdtempSync(join(tmpdir(), "memoria-bench-ai-sdk-"));
+    const stores = [
+      ["sqlite", createSqliteStore({ path: join(dir, "chat.db") })],
+      ["postgres", createPostgresStore({ connectionString: postgresUrl, tablePrefix: "bench_ai_" })],
+      ["redis", createRedisStore({ url: redisUrl, keyPrefix: "bench-ai:" })],
+    ] as const;
+    const rows: ChatRow[] = [];
+    try {
+      for (const [name, store] of stores) rows.push(...(await chatPersistence(name, store, quick ? [10, 100] : [10, 100, 1_000], settings.runs)));
+    } finally {
+      await Promise.all(stores.map(([, store]) => store.close()));
+      rmSync(dir, { recursive: true, force: true });
+    }
+    sections.push(
+      "## W11: an AI SDK chat's persistence per turn\n\nmemoria: `loadChat` (the whole chat as UI messages; no schemas given, so no `validateUIMessages`) then `saveChat(…, { loaded })` of the list with a new question and answer (planned from the loaded chat, it stores the two new messages once; a stale plan is refused by the store and made again). The bare store: `read` of the whole session and `append` of the same two messages as LangChain messages. Chat-length messages (about 120 characters); medians of interleaved runs. Goal: at most 1.3× the bare store.\n",
+      table(
+        ["store", "messages", "memoria (load + save)", "bare store (read + append)", "memoria ÷ bare"],
+        rows.map((r) => [r.store, r.messages.toLocaleString("en"), formatMs(r.memoriaMs), formatMs(r.bareMs), ratio(r.memoriaMs, r.bareMs)]),
       ),
     );
   }

@@ -1,11 +1,19 @@
 import { type HistoryStore, MemoriaError, type MemoryStrategy, type SessionKey, createSessionKey, memoryContext } from "@memoria/core";
 import { type UIMessage, safeValidateUIMessages } from "ai";
-import { readStoredTail } from "./stored-tail.js";
+import { SNAPSHOT, type StoredTail, readStoredTail } from "./stored-tail.js";
 import { assembleUIMessages } from "./ui-assembly.js";
 
 type ValidationOptions<UI extends UIMessage> = Omit<Parameters<typeof safeValidateUIMessages<UI>>[0], "messages">;
 
 export interface LoadChatOptions<UI extends UIMessage = UIMessage> extends ValidationOptions<UI> {
+  /**
+   * Validate the loaded messages with the AI SDK's `validateUIMessages`. On when
+   * `tools`, `metadataSchema` or `dataSchemas` are given (what can go stale as
+   * the app changes); without them the messages are what `saveChat` checked and
+   * stored, and validating again would only repeat that.
+   * @default true when a schema is given
+   */
+  validate?: boolean;
   /**
    * A stored message that no longer validates (a tool whose schema changed, data
    * the app no longer knows): return it upgraded to keep it, or undefined to
@@ -57,13 +65,14 @@ export async function loadChat<UI extends UIMessage = UIMessage>(store: HistoryS
   let page: UIMessage[];
   let partial: Set<string>;
   let hasMore = false;
+  let snapshot: StoredTail | undefined;
   if (options.strategy) {
     if (typeof options.strategy.load !== "function") throw new MemoriaError("INVALID_ARGUMENT", "loadChat: strategy must be a memory strategy (windowMemory, tokenBudgetMemory, …).");
     if (last !== undefined) throw new MemoriaError("INVALID_ARGUMENT", 'loadChat: give either "strategy" or "last", not both.');
     ({ messages: page, partial } = assembleUIMessages(await options.strategy.load(memoryContext(store, sessionKey))));
   } else if (last === undefined) {
-    const tail = await readStoredTail(store, sessionKey, Number.POSITIVE_INFINITY, () => true);
-    ({ messages: page, partial } = tail);
+    snapshot = await readStoredTail(store, sessionKey, Number.POSITIVE_INFINITY, () => true);
+    ({ messages: page, partial } = snapshot);
   } else {
     const { before } = options;
     const endOf = (messages: UIMessage[]) => (before === undefined ? messages.length : messages.findIndex((message) => message.id === before));
@@ -75,13 +84,17 @@ export async function loadChat<UI extends UIMessage = UIMessage>(store: HistoryS
     partial = tail.partial;
   }
   const { messages, invalid } = await validated(page, options);
-  return { messages, invalid, partial: messages.filter((message) => partial.has(message.id)).map((message) => message.id), hasMore };
+  const loaded: LoadedChat<UI> = { messages, invalid, partial: messages.filter((message) => partial.has(message.id)).map((message) => message.id), hasMore };
+  // What was read, for saveChat({ loaded }) to plan from without reading again; not enumerable, so never sent to a client.
+  if (snapshot) Object.defineProperty(loaded, SNAPSHOT, { value: snapshot });
+  return loaded;
 }
 
 /** The whole page validated at once; only when that fails, each message alone, to name and set aside the bad ones. */
 async function validated<UI extends UIMessage>(page: UIMessage[], options: LoadChatOptions<UI>): Promise<{ messages: UI[]; invalid: LoadedChat<UI>["invalid"] }> {
-  const { onInvalid, last: _last, before: _before, strategy: _strategy, ...schemas } = options;
-  if (page.length === 0) return { messages: [], invalid: [] };
+  const { onInvalid, last: _last, before: _before, strategy: _strategy, validate, ...schemas } = options;
+  const given = schemas.tools !== undefined || schemas.metadataSchema !== undefined || schemas.dataSchemas !== undefined;
+  if (page.length === 0 || !(validate ?? given)) return { messages: page as UI[], invalid: [] };
   const all = await safeValidateUIMessages<UI>({ ...schemas, messages: page });
   if (all.success) return { messages: all.data, invalid: [] };
   const messages: UI[] = [];

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, InvalidMessageError, type LockOptions, MemoriaError, type SessionKey, type TurnLock, createSessionKey } from "@memoria/core";
+import { EditConflictError, type HistoryStore, InvalidMessageError, MemoriaError, type SessionKey, createSessionKey } from "@memoria/core";
 import type { UIMessage } from "ai";
-import { type StoredTail, readStoredTail } from "./stored-tail.js";
+import { type StoredTail, readStoredTail, snapshotOf, windowOf } from "./stored-tail.js";
 import { checkUIMessage, markPartial, segmentsOf } from "./ui-segments.js";
 
 export interface SaveChatOptions {
@@ -15,8 +15,13 @@ export interface SaveChatOptions {
   regenerate?: boolean;
   /** The answer with this id was cut short: it is saved as far as it went, marked partial. */
   partial?: { id: string; reason: "cancelled" | "failed" };
-  /** The session's turn lock while saving (stores that have one). */
-  lock?: Pick<LockOptions, "ttlMs" | "waitMs">;
+  /**
+   * The chat as `loadChat` (whole, not a page) loaded it for this request: the
+   * save plans from it instead of reading the session again. Safe if the session
+   * changed since: a stale plan's write is refused (a repeated message, a changed
+   * length) and the save reads and plans again.
+   */
+  loaded?: unknown;
 }
 
 export interface SaveChatResult {
@@ -30,12 +35,16 @@ export interface SaveChatResult {
   stored: BaseMessage[];
 }
 
-/** Checks the list and indexes it by id; an id twice is an error naming both places. */
+/**
+ * Indexes the list by id; an id twice is an error naming both places. Each
+ * message's shape is checked in full where it is compared or stored: the
+ * messages already stored and unchanged cost only their id here.
+ */
 function indexById(messages: readonly UIMessage[]): Map<string, number> {
   if (!Array.isArray(messages)) throw new MemoriaError("INVALID_ARGUMENT", "saveChat: messages must be an array of UI messages.");
   const ids = new Map<string, number>();
   messages.forEach((message, index) => {
-    checkUIMessage(message, index);
+    if (typeof message?.id !== "string") checkUIMessage(message, index);
     const seen = ids.get(message.id);
     if (seen !== undefined) throw new InvalidMessageError(index, "id", `the id ${JSON.stringify(message.id)} is also the id of message ${seen}`);
     ids.set(message.id, index);
@@ -92,6 +101,7 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
       } else kept.push({ index, segments: storedSegments });
       continue;
     }
+    checkUIMessage(messages[at], at);
     if (same(tail.messages[index] as UIMessage, messages[at] as UIMessage)) kept.push({ index, segments: storedSegments });
     else {
       from ??= index;
@@ -127,42 +137,57 @@ function supersededAnswers(tail: StoredTail, messages: readonly UIMessage[], ids
   return new Set(after.map((_, offset) => last + 1 + offset));
 }
 
-/** The turn id of an append: the new messages' ids, so a retried save stores them once even where the store has no lock. */
+/**
+ * The turn id of an append: its first message's id. Two saves racing to store the
+ * same new message (a request sent again while the first still runs) cannot both
+ * store it: the second append is refused as a repeat, and that save plans again.
+ */
 function turnIdOf(added: readonly BaseMessage[]): string {
-  return `ui:${createHash("sha256").update(added.map((message) => message.id ?? "").join("\n")).digest("base64url").slice(0, 32)}`;
+  return `ui:${createHash("sha256").update(added[0]?.id ?? "").digest("base64url").slice(0, 32)}`;
 }
+
+/** How often a save plans again after another save changed the session under it. */
+const MAX_ATTEMPTS = 5;
 
 /**
  * Saves a chat's UI messages (the whole list `onFinish` hands over, or any list
  * ending in the new ones): stores exactly the messages the session does not hold
  * yet, once, however often the same request is retried; replaces a stored message
  * the list holds a newer version of; on `regenerate`, removes what the list
- * dropped. The session is read from its end only as far as the list reaches back,
- * under the session's turn lock where the store has one, and every write is
- * fenced by it.
+ * dropped. The session is read from its end only as far as the list reaches back.
+ *
+ * It takes no lock: an append is refused when its first message was stored
+ * meanwhile (its turn id), a replacement when the session changed length
+ * (`EDIT_CONFLICT`), and the save then reads and plans again. So two saves
+ * racing on one chat both land, each message once: two round trips for the
+ * usual turn, one given the `loaded` chat.
  */
 export async function saveChat(store: HistoryStore, key: SessionKey | Record<string, string>, messages: readonly UIMessage[], options: SaveChatOptions = {}): Promise<SaveChatResult> {
   const sessionKey = createSessionKey(key);
   const ids = indexById(messages);
-  const lock: TurnLock | undefined = store.lock ? await store.lock(sessionKey, options.lock) : undefined;
-  try {
-    const reach = Math.min(messages.length, 4) * 4 + 8;
-    const tail = await readStoredTail(store, sessionKey, reach, ({ messages: stored }) => stored.some((message) => ids.has(message.id)));
+  const reach = Math.min(messages.length, 4) * 4 + 8;
+  const reaches = (tail: StoredTail) => tail.messages.some((message) => ids.has(message.id));
+  let snapshot = snapshotOf(options.loaded);
+  for (let attempt = 1; ; attempt++) {
+    // From the loaded chat, only as far back as a fresh read would go: older messages are not compared.
+    const window = snapshot && windowOf(snapshot, reach);
+    const tail = window && reaches(window) ? window : (snapshot ?? (await readStoredTail(store, sessionKey, reach, reaches)));
+    snapshot = undefined;
     const { from, rewrite, added, result } = plan(tail, messages, ids, options);
     if (from === undefined) {
-      if (added.length > 0) {
-        const saved = await store.append(sessionKey, added, { turnId: turnIdOf(added), lock, release: lock !== undefined });
-        if (saved.released) lock?.markReleased?.();
-        if (!saved.appended) Object.assign(result, { added: 0, stored: [] });
-      }
-      return result;
+      if (added.length === 0) return result;
+      if ((await store.append(sessionKey, added, { turnId: turnIdOf(added) })).appended) return result;
+      if (attempt < MAX_ATTEMPTS) continue;
+      throw new EditConflictError(`saveChat: the chat kept changing under the save (${MAX_ATTEMPTS} attempts); nothing of this save was stored.`);
     }
     if (!store.replaceTail) throw new MemoriaError("INVALID_ARGUMENT", `saveChat: the ${store.name} store cannot replace messages (it has no replaceTail), so an answer cannot be updated or regenerated in place.`);
     const offset = tail.offset ?? (await store.count(sessionKey)) - tail.segments.length;
     const start = offset + (tail.spans[from] as { start: number }).start;
-    await store.replaceTail(sessionKey, { from: start, count: offset + tail.segments.length, messages: [...rewrite, ...added] }, { lock });
-    return result;
-  } finally {
-    await lock?.release();
+    try {
+      await store.replaceTail(sessionKey, { from: start, count: offset + tail.segments.length, messages: [...rewrite, ...added] });
+      return result;
+    } catch (error) {
+      if (!(MemoriaError.isInstance(error) && error.code === "EDIT_CONFLICT") || attempt >= MAX_ATTEMPTS) throw error;
+    }
   }
 }

@@ -34,3 +34,26 @@ export async function readStoredTail(store: HistoryStore, key: SessionKey, first
     window *= 4;
   }
 }
+
+/** Where a whole `loadChat` keeps what it read, for `saveChat({ loaded })`. */
+export const SNAPSHOT = Symbol("memoria.ai-sdk.snapshot");
+
+/** The session as a whole load read it, if `value` is such a load. */
+export function snapshotOf(value: unknown): StoredTail | undefined {
+  return (value as { [SNAPSHOT]?: StoredTail } | undefined)?.[SNAPSHOT];
+}
+
+/** The last `reach` segments of a tail read earlier, as a shorter tail: what a fresh windowed read would give. */
+export function windowOf(tail: StoredTail, reach: number): StoredTail {
+  const cut = Math.max(0, tail.segments.length - reach);
+  if (cut === 0) return tail;
+  const kept = tail.spans.flatMap((span, index) => (span.start >= cut ? [index] : []));
+  return {
+    messages: kept.map((index) => tail.messages[index] as UIMessage),
+    spans: kept.map((index) => ({ start: (tail.spans[index] as { start: number }).start - cut, end: (tail.spans[index] as { end: number }).end - cut })),
+    segments: tail.segments.slice(cut),
+    partial: tail.partial,
+    offset: tail.offset === undefined ? undefined : tail.offset + cut,
+    whole: false,
+  };
+}

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { UIMessage } from "ai";
-import { type SegmentRecord, UI_FIELD } from "./ui-segments.js";
+import { type SegmentRecord, UI_FIELD, defaultParts } from "./ui-segments.js";
 
 /*
  * Stored messages back to UI messages: the segments of a saved UI message are put
@@ -14,9 +14,14 @@ type Part = Record<string, unknown> & { type: string };
 /** A stored message's segment record, when it was saved from a UI message. */
 export function segmentRecord(message: BaseMessage): SegmentRecord | undefined {
   const value = (message.additional_kwargs as Record<string, unknown> | undefined)?.[UI_FIELD];
-  if (typeof value !== "object" || value === null) return undefined;
-  const candidate = value as Partial<SegmentRecord>;
-  return typeof candidate.id === "string" && typeof candidate.seg === "number" && Array.isArray(candidate.parts) ? (candidate as SegmentRecord) : undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const stored = value as Partial<SegmentRecord>;
+  const seg = stored.seg ?? 0;
+  const id = stored.id ?? (seg === 0 ? message.id : undefined);
+  if (typeof id !== "string" || typeof seg !== "number") return undefined;
+  const parts = stored.parts ?? (seg === 0 ? defaultParts(roleOf(message)) : undefined);
+  if (!Array.isArray(parts)) return undefined;
+  return { ...stored, id, seg, parts };
 }
 
 function texts(message: BaseMessage): string[] {
@@ -25,11 +30,19 @@ function texts(message: BaseMessage): string[] {
   return content.flatMap((block) => (block.type === "text" && typeof block.text === "string" ? [block.text] : []));
 }
 
-/** One UI message's parts from its segments, text and tool outputs put back in their parts. */
-function partsOf(segments: readonly BaseMessage[]): Part[] {
+function isPartial(stored: readonly BaseMessage[], start: number, end: number): boolean {
+  for (let index = start; index < end; index++) {
+    if ((stored[index]?.response_metadata as Record<string, unknown> | undefined)?.memoria_partial !== undefined) return true;
+  }
+  return false;
+}
+
+/** One UI message's parts from its segments (`stored[start..end)`), text and tool outputs put back in their parts. */
+function partsOf(stored: readonly BaseMessage[], records: readonly (SegmentRecord | undefined)[], start: number, end: number): Part[] {
   const parts: Part[] = [];
-  for (const segment of segments) {
-    const saved = segmentRecord(segment) as SegmentRecord;
+  for (let index = start; index < end; index++) {
+    const segment = stored[index] as BaseMessage;
+    const saved = records[index] as SegmentRecord;
     if (segment.getType() === "tool") {
       const part = { ...(saved.parts[0] as Part) };
       const content = typeof segment.content === "string" ? segment.content : texts(segment).join("");
@@ -94,18 +107,18 @@ export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): {
   const messages: UIMessage[] = [];
   const spans: { start: number; end: number }[] = [];
   const partial = new Set<string>();
+  const records = stored.map(segmentRecord);
   let index = 0;
   while (index < stored.length) {
     const start = index;
     const head = stored[index] as BaseMessage;
-    const saved = segmentRecord(head);
+    const saved = records[index];
     let message: UIMessage | undefined;
     if (saved) {
       index++;
-      while (index < stored.length && segmentRecord(stored[index] as BaseMessage)?.id === saved.id && (segmentRecord(stored[index] as BaseMessage) as SegmentRecord).seg > 0) index++;
-      const segments = stored.slice(start, index);
+      while (index < stored.length && records[index]?.id === saved.id && (records[index] as SegmentRecord).seg > 0) index++;
       if (saved.seg === 0) {
-        message = { id: saved.id, role: roleOf(head), parts: partsOf(segments) as UIMessage["parts"] };
+        message = { id: saved.id, role: roleOf(head), parts: partsOf(stored, records, start, index) as UIMessage["parts"] };
         if (saved.metadata !== undefined) message.metadata = saved.metadata;
       }
     } else {
@@ -114,7 +127,7 @@ export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): {
       const parts = nativeParts(head, calls);
       index++;
       if (head.getType() === "ai" || head.getType() === "tool") {
-        while (index < stored.length && ["ai", "tool"].includes((stored[index] as BaseMessage).getType()) && !segmentRecord(stored[index] as BaseMessage)) {
+        while (index < stored.length && ["ai", "tool"].includes((stored[index] as BaseMessage).getType()) && !records[index]) {
           parts.push(...nativeParts(stored[index] as BaseMessage, calls));
           index++;
         }
@@ -122,7 +135,7 @@ export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): {
       message = { id: head.id ?? `lc-${first + start}`, role: roleOf(head), parts: parts as UIMessage["parts"] };
     }
     if (!message) continue;
-    if (stored.slice(start, index).some((segment) => (segment.response_metadata as Record<string, unknown> | undefined)?.memoria_partial !== undefined)) partial.add(message.id);
+    if (isPartial(stored, start, index)) partial.add(message.id);
     messages.push(message);
     spans.push({ start, end: index });
   }

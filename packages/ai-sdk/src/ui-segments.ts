@@ -23,7 +23,13 @@ import type { UIMessage } from "ai";
 /** Where a segment keeps what its LangChain fields do not hold. */
 export const UI_FIELD = "ui_message";
 
-/** What `additional_kwargs.ui_message` holds. */
+/**
+ * What `additional_kwargs.ui_message` holds, once read. As stored, the common
+ * case costs almost nothing: `id` and `seg` are left out of a message's first
+ * segment (its id is the LangChain message's own), and `parts` when they are the
+ * usual ones for the role (see {@link defaultParts}), so a plain question or
+ * answer is stored as `ui_message: {}`.
+ */
 export interface SegmentRecord {
   /** The UI message's id. */
   id: string;
@@ -57,10 +63,26 @@ function contentOf(texts: string[]): string | { type: "text"; text: string }[] {
   return texts.length <= 1 ? (texts[0] ?? "") : texts.map((text) => ({ type: "text" as const, text }));
 }
 
-function record(id: string, seg: number, parts: Part[], metadata: unknown, extra: Partial<SegmentRecord> = {}): SegmentRecord {
-  const out: SegmentRecord = { id, seg, parts: toJsonValue(parts) as JsonValue[] };
-  if (seg === 0 && metadata !== undefined) out.metadata = toJsonValue(metadata);
-  return Object.assign(out, extra);
+const DEFAULT_PARTS: Record<UIMessage["role"], string> = {
+  user: '[{"type":"text"}]',
+  system: '[{"type":"text"}]',
+  assistant: '[{"type":"step-start"},{"type":"text","state":"done"}]',
+};
+
+/** The parts a first segment has when its record leaves them out: one text, or for an answer one finished step of text. New objects each call. */
+export function defaultParts(role: UIMessage["role"]): JsonValue[] {
+  return role === "assistant" ? [{ type: "step-start" }, { type: "text", state: "done" }] : [{ type: "text" }];
+}
+
+/** A segment's record as stored: only what differs from the usual. */
+function record(message: UIMessage, seg: number, parts: Part[], extra: { metadata?: unknown; text?: true } = {}): JsonValue {
+  const out: Record<string, JsonValue> = {};
+  if (seg > 0) Object.assign(out, { id: message.id, seg });
+  const json = toJsonValue(parts) as JsonValue[];
+  if (seg > 0 || JSON.stringify(json) !== DEFAULT_PARTS[message.role]) out.parts = json;
+  if (seg === 0 && extra.metadata !== undefined) out.metadata = toJsonValue(extra.metadata);
+  if (extra.text) out.text = true;
+  return out;
 }
 
 /** Builds the segments of one message, in order. */
@@ -97,9 +119,8 @@ class SegmentBuilder {
   /** Ends the current segment (and the ToolMessages of its calls). */
   flush(): void {
     const { message } = this;
-    const metadata = message.metadata;
     const seg = this.out.length;
-    const kwargs = { [UI_FIELD]: record(message.id, seg, this.#parts, metadata) as unknown as JsonValue };
+    const kwargs = { [UI_FIELD]: record(message, seg, this.#parts, { metadata: message.metadata }) };
     const id = seg === 0 ? message.id : `${message.id}.${seg}`;
     const content = contentOf(this.#texts);
     if (message.role === "user") this.out.push(new HumanMessage({ id, content, additional_kwargs: kwargs }));
@@ -119,18 +140,18 @@ class SegmentBuilder {
     if (part.state === "output-available") {
       const { output, ...rest } = part;
       const text = typeof output === "string";
-      const kwargs = { [UI_FIELD]: record(this.message.id, seg, [rest as Part], undefined, text ? { text: true } : {}) as unknown as JsonValue };
+      const kwargs = { [UI_FIELD]: record(this.message, seg, [rest as Part], text ? { text: true } : {}) };
       const content = text ? output : JSON.stringify(toJsonValue(output ?? null));
       return new ToolMessage({ id, content, tool_call_id: toolCallId, name: toolNameOf(part), additional_kwargs: kwargs });
     }
     if (part.state === "output-error") {
       const { errorText, ...rest } = part;
-      const kwargs = { [UI_FIELD]: record(this.message.id, seg, [rest as Part], undefined) as unknown as JsonValue };
+      const kwargs = { [UI_FIELD]: record(this.message, seg, [rest as Part]) };
       return new ToolMessage({ id, content: String(errorText ?? ""), tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
     }
     // Denied: the model is told so; the part keeps the approval as it was.
     const reason = (part.approval as { reason?: string } | undefined)?.reason;
-    const kwargs = { [UI_FIELD]: record(this.message.id, seg, [part], undefined) as unknown as JsonValue };
+    const kwargs = { [UI_FIELD]: record(this.message, seg, [part]) };
     return new ToolMessage({ id, content: `The tool call was denied${reason ? `: ${reason}` : "."}`, tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
   }
 }

@@ -71,6 +71,10 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     const store = open();
     const chat = [userMessage("u1", "hi"), answer("a1", "hello")];
     await saveChat(store, key, chat);
+    // A plain question and answer carry no more than a marker beside their LangChain fields.
+    expect((await store.read(key, { sealed: true })).map((message) => [message.id, message.additional_kwargs])).toEqual(
+      _name.includes("encrypt") ? expect.any(Array) : [["u1", { ui_message: {} }], ["a1", { ui_message: {} }]],
+    );
     const before = await store.count(key);
     expect(await saveChat(store, key, chat)).toMatchObject({ added: 0, updated: 0, removed: 0 });
     await Promise.all([saveChat(store, key, [...chat, userMessage("u2", "again")]), saveChat(store, key, [...chat, userMessage("u2", "again")])]);
@@ -116,6 +120,41 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     const retried = [userMessage("u1", "hi"), answer("a1", "hello"), userMessage("u2", "and?"), answer("a2-again", "second answer")];
     expect(await saveChat(store, key, retried)).toMatchObject({ added: 1, removed: 1 });
     expect((await loadChat(store, key)).messages).toEqual(retried);
+  });
+
+  it("saves racing on one chat (a request sent again while the first runs, two tabs) all land, each message once", async () => {
+    const store = open();
+    const base = [userMessage("u1", "hi"), answer("a1", "hello")];
+    await saveChat(store, key, base);
+    await Promise.all([
+      saveChat(store, key, [...base, userMessage("u2", "and?"), answer("a2", "first")]),
+      saveChat(store, key, [...base, userMessage("u2", "and?"), answer("a2-again", "second")]),
+    ]);
+    const after = (await loadChat(store, key)).messages.map((message) => message.id);
+    expect(after.slice(0, 3)).toEqual(["u1", "a1", "u2"]);
+    expect(after).toHaveLength(4);
+    await Promise.all([saveChat(store, key, [userMessage("t1", "tab one")]), saveChat(store, key, [userMessage("t2", "tab two")])]);
+    expect((await loadChat(store, key)).messages.map((message) => message.id).slice(4).sort()).toEqual(["t1", "t2"]);
+  });
+
+  it("plans from the loaded chat without reading again, and stays right when the chat changed since the load", async () => {
+    const store = open();
+    const base = [userMessage("u1", "hi"), answer("a1", "hello")];
+    await saveChat(store, key, base);
+    const loaded = await loadChat(store, key);
+    expect(Object.keys(loaded)).toEqual(["messages", "invalid", "partial", "hasMore"]);
+    // Meanwhile the same request, sent again, stored its question and an answer.
+    await saveChat(store, key, [...base, userMessage("u2", "and?"), answer("a2", "first")]);
+    const reads: unknown[] = [];
+    const read = store.read.bind(store);
+    store.read = (sessionKey, options) => (reads.push(options), read(sessionKey, options));
+    expect(await saveChat(store, key, [...loaded.messages, userMessage("u2", "and?"), answer("a2-again", "second")], { loaded })).toMatchObject({ added: 1, removed: 1 });
+    expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual(["u1", "a1", "u2", "a2-again"]);
+    expect(reads.length).toBe(2); // the refused stale plan read again once, then the check above
+    reads.length = 0;
+    const fresh = await loadChat(store, key);
+    await saveChat(store, key, [...fresh.messages, userMessage("u3", "more"), answer("a3", "sure")], { loaded: fresh });
+    expect(reads.length).toBe(1); // the load only
   });
 
   it("reports an answer saved cut short as partial", async () => {

@@ -1,0 +1,56 @@
+/**
+ * W11: an AI SDK chat's persistence per turn. memoria's way: `loadChat` (the
+ * whole chat, as UI messages) and `saveChat` (the list with the new question and
+ * answer, planned from the loaded chat; it stores only those two, once). The bare store's way: `read`
+ * and `append` of the same two messages as LangChain messages, with no UI
+ * messages, no validation and no check of what is stored already.
+ */
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { loadChat, saveChat } from "@memoria/ai-sdk";
+import type { HistoryStore } from "@memoria/core";
+import type { UIMessage } from "ai";
+import { interleave, median } from "./measure.js";
+
+export interface ChatRow {
+  store: string;
+  messages: number;
+  memoriaMs: number;
+  bareMs: number;
+}
+
+const QUESTION = "Could you tell me how the trip to the coast went last weekend, and whether the weather held up for the walk?";
+const ANSWER = "It went well: we left early, the weather held until the afternoon, and the walk along the cliffs took about three hours with a stop for lunch.";
+
+const ui = (id: string, role: "user" | "assistant", text: string): UIMessage =>
+  role === "user" ? { id, role, parts: [{ type: "text", text }] } : { id, role, parts: [{ type: "step-start" }, { type: "text", text, state: "done" }] };
+
+/** One store, chats of the given sizes: the median turn of each side. */
+export async function chatPersistence(name: string, store: HistoryStore, sizes: readonly number[], runs: number): Promise<ChatRow[]> {
+  const rows: ChatRow[] = [];
+  for (const size of sizes) {
+    const tag = `${Date.now().toString(36)}-${size}`;
+    const ours = { userId: "bench", sessionId: `ui-${tag}` };
+    const bare = { userId: "bench", sessionId: `bare-${tag}` };
+    const seed = Array.from({ length: size }, (_, i) => ui(`m${i}`, i % 2 === 0 ? "user" : "assistant", i % 2 === 0 ? QUESTION : ANSWER));
+    await saveChat(store, ours, seed);
+    await store.append(bare, seed.map((message, i) => (i % 2 === 0 ? new HumanMessage(QUESTION) : new AIMessage(ANSWER))));
+    let turn = 0;
+    const samples = await interleave(
+      {
+        memoria: async () => {
+          const loaded = await loadChat(store, ours);
+          turn++;
+          await saveChat(store, ours, [...loaded.messages, ui(`q${turn}`, "user", QUESTION), ui(`a${turn}`, "assistant", ANSWER)], { loaded });
+        },
+        bare: async () => {
+          await store.read(bare);
+          await store.append(bare, [new HumanMessage(QUESTION), new AIMessage(ANSWER)]);
+        },
+      },
+      runs,
+    );
+    rows.push({ store: name, messages: size, memoriaMs: median(samples.memoria ?? []), bareMs: median(samples.bare ?? []) });
+    await store.delete({ userId: "bench" });
+  }
+  return rows;
+}
