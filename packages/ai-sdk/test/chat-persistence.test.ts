@@ -147,7 +147,10 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     await saveChat(store, key, [...base, userMessage("u2", "and?"), answer("a2", "first")]);
     const reads: unknown[] = [];
     const read = store.read.bind(store);
-    store.read = (sessionKey, options) => (reads.push(options), read(sessionKey, options));
+    store.read = (sessionKey, options) => {
+      reads.push(options);
+      return read(sessionKey, options);
+    };
     expect(await saveChat(store, key, [...loaded.messages, userMessage("u2", "and?"), answer("a2-again", "second")], { loaded })).toMatchObject({ added: 1, removed: 1 });
     expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual(["u1", "a1", "u2", "a2-again"]);
     expect(reads.length).toBe(2); // the refused stale plan read again once, then the check above
