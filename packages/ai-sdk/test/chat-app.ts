@@ -1,7 +1,7 @@
-import { type IncomingMessage, type Server, createServer } from "node:http";
+import { type Server, createServer } from "node:http";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { HistoryStore, MemoryStrategy } from "@memoria/core";
-import { type ChatCompletionRequest, type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
+import { type ChatCompletionRequest, type OpenAICompatibleServer, readBody, startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import {
   AbstractChat,
   type ChatInit,
@@ -52,15 +52,6 @@ export function startModel(): Promise<OpenAICompatibleServer> {
     if (said.includes("weather")) return { toolCalls: [{ id: `call-${++calls}`, name: "weather", arguments: '{"city":"Paris"}' }] };
     if (said.includes("story")) return { content: "Once upon a time there was a very long story that went on and on and on and never stopped at all.", delayMs: 40 };
     return { content: `You said: ${said}` };
-  });
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
   });
 }
 

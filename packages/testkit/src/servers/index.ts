@@ -7,6 +7,7 @@ export {
   type EmbeddingsRequest,
   type OpenAICompatibleServer,
   type Responder,
+  readBody,
   startOpenAICompatibleServer,
 } from "./openai.js";
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";

@@ -45,7 +45,8 @@ export interface OpenAICompatibleServer {
   stop(): Promise<void>;
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+/** A request's whole body as text: what a test's HTTP server reads before answering. */
+export function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
