@@ -46,7 +46,8 @@ function partsOf(stored: readonly BaseMessage[], records: readonly (SegmentRecor
     if (segment.getType() === "tool") {
       const part = { ...(saved.parts[0] as Part) };
       const content = typeof segment.content === "string" ? segment.content : texts(segment).join("");
-      if (part.state === "output-available") part.output = saved.text ? content : JSON.parse(content);
+      // A redactor may have left JSON that no longer parses: the output then comes back as its text (validation can flag it), never failing the chat.
+      if (part.state === "output-available") part.output = saved.text ? content : parseOrText(content);
       else if (part.state === "output-error") part.errorText = content;
       parts.push(part);
       continue;

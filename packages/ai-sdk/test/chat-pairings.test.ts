@@ -84,4 +84,16 @@ describe("an AI SDK chat through memoria's other paths", () => {
     expect(send?.input.to).toBe("[email removed]");
     expect(send?.output.sentTo).toBe("[email removed]");
   });
+
+  it("a redactor that breaks a tool output's JSON leaves that output as text, and the chat loads", async () => {
+    const store = redactStore(createInMemoryStore(), { redact: (text) => text.replaceAll("secret", '"') });
+    const answer: UIMessage = {
+      id: "a1",
+      role: "assistant",
+      parts: [{ type: "tool-look", toolCallId: "c1", state: "output-available", input: {}, output: { note: "a secret" } }] as UIMessage["parts"],
+    };
+    await saveChat(store, key, [{ id: "u1", role: "user", parts: [{ type: "text", text: "look" }] }, answer]);
+    const [part] = ((await loadChat(store, key)).messages[1] as UIMessage).parts as { output: unknown }[];
+    expect(part?.output).toBe('{"note":"a ""}');
+  });
 });
