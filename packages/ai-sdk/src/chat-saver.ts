@@ -40,8 +40,10 @@ const POLICIES: readonly IncompleteTurnPolicy[] = ["nothing", "input", "partial"
  * An `onFinish` for `toUIMessageStreamResponse` / `createUIMessageStream` that
  * saves the turn with {@link saveChat}: the new user message and the answer,
  * once, the answer marked partial when the stream was stopped. Pair it with
- * `result.consumeStream()` so an answer whose client disconnected is still
- * generated to the end and saved.
+ * `consumeSseStream: consumeStream` in the same response options, so an answer
+ * whose client disconnected is still generated to the end and saved whole
+ * (`result.consumeStream()` alone does not: the response's stream is cancelled
+ * and `onFinish` sees the answer cut short).
  */
 export function chatSaver<UI extends UIMessage = UIMessage>(store: HistoryStore, key: SessionKey | Record<string, string>, options: ChatSaverOptions = {}): UIMessageStreamOnFinishCallback<UI> {
   const policy = options.saveOnCancel ?? "partial";

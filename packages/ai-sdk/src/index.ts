@@ -2,5 +2,4 @@ export { type ChatSaverOptions, chatSaver } from "./chat-saver.js";
 export { type LoadChatOptions, type LoadedChat, loadChat } from "./load-chat.js";
 export { type MemoriaMemoryOptions, memoriaMemory } from "./memory-middleware.js";
 export { type SaveChatOptions, type SaveChatResult, saveChat } from "./save-chat.js";
-export { type SegmentRecord, UI_FIELD, segmentsOf } from "./ui-segments.js";
-export { assembleUIMessages } from "./ui-assembly.js";
+export { UI_FIELD } from "./ui-segments.js";

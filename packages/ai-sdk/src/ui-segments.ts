@@ -50,7 +50,7 @@ function isFinishedToolPart(part: Part): boolean {
   return (part.type.startsWith("tool-") || part.type === "dynamic-tool") && ["output-available", "output-error", "output-denied"].includes(part.state as string);
 }
 
-export function toolNameOf(part: Part): string {
+function toolNameOf(part: Part): string {
   return part.type === "dynamic-tool" ? String(part.toolName) : part.type.slice("tool-".length);
 }
 
@@ -63,16 +63,13 @@ function contentOf(texts: string[]): string | { type: "text"; text: string }[] {
   return texts.length <= 1 ? (texts[0] ?? "") : texts.map((text) => ({ type: "text" as const, text }));
 }
 
-const DEFAULT_PARTS: Record<UIMessage["role"], string> = {
-  user: '[{"type":"text"}]',
-  system: '[{"type":"text"}]',
-  assistant: '[{"type":"step-start"},{"type":"text","state":"done"}]',
-};
-
 /** The parts a first segment has when its record leaves them out: one text, or for an answer one finished step of text. New objects each call. */
 export function defaultParts(role: UIMessage["role"]): JsonValue[] {
   return role === "assistant" ? [{ type: "step-start" }, { type: "text", state: "done" }] : [{ type: "text" }];
 }
+
+/** The same, as the JSON a record's parts are compared with. */
+const DEFAULT_PARTS = { user: JSON.stringify(defaultParts("user")), system: JSON.stringify(defaultParts("system")), assistant: JSON.stringify(defaultParts("assistant")) };
 
 /** A segment's record as stored: only what differs from the usual. */
 function record(message: UIMessage, seg: number, parts: Part[], extra: { metadata?: unknown; text?: true } = {}): JsonValue {
