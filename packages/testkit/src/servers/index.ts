@@ -14,4 +14,4 @@ export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, 
 export { jongodbBinary, startJongodb } from "./jongodb.js";
 export { type SmallDisk, mountSmallDisk, onSmallDisk } from "./small-disk.js";
 export { filesHolding } from "./raw-scan.js";
-export { type ServerUrls, serversFromEnv } from "./env-servers.js";
+export { type EnvServers, type ServerUrls, envServers, serversFromEnv } from "./env-servers.js";
