@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -57,6 +57,32 @@ describe("an AI SDK chat through memoria's other paths", () => {
       expect((await loadChat(store, key)).messages).toEqual([]);
       expect(await store.count(key)).toBe(0);
     });
+  });
+
+  it("is a conversation in the studio: its transcript holds the question, the call, its result and the answer", async () => {
+    const path = join(dir, "studio.db");
+    await withStore(path, (store) => saveChat(store, key, everyPart()));
+    const studio = spawn(process.execPath, [cli, "studio", "--store", `sqlite:${path}`], { stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      let output = "";
+      const url = await new Promise<URL>((resolve, reject) => {
+        studio.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+          const found = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/.exec(output)?.[0];
+          if (found) resolve(new URL(found));
+        });
+        studio.on("exit", (code) => reject(new Error(`the studio exited (${code}): ${output}`)));
+      });
+      const answer = await fetch(`${url.origin}/api/transcript?key=${encodeURIComponent("sessionId=chat-1&userId=u1")}`, {
+        headers: { authorization: `Bearer ${url.searchParams.get("token")}` },
+      });
+      const { messages } = (await answer.json()) as { messages: { type: string; data: { content: unknown; tool_calls?: { name: string }[] } }[] };
+      expect(messages.map((message) => message.type)).toEqual(["system", "human", "ai", "tool", "tool", "ai", "tool", "tool", "ai"]);
+      expect(messages[2]?.data.tool_calls?.map((call) => call.name)).toEqual(["weather", "search"]);
+      expect(messages.at(-1)?.data.content).toBe("It is 18 degrees and clear.");
+    } finally {
+      studio.kill("SIGTERM");
+    }
   });
 
   it("through redactStore: masked in text, reasoning, tool input and tool output alike, and the chat still loads", async () => {
