@@ -293,6 +293,24 @@ describe("chatSaver", () => {
     expect(warnings.map((warning) => [warning.name, (warning as { code?: string }).code])).toEqual([["MemoriaWarning", "STORE_CLOSED"]]);
   });
 
+  it("schedules the memory's work once the turn is stored; its failure goes to onMemoryError and the turn stays stored", async () => {
+    const store = createInMemoryStore();
+    const seen: unknown[] = [];
+    const failures: unknown[] = [];
+    const memory = {
+      name: "probe",
+      load: async () => [],
+      afterSave: async (context: { added: readonly { text: string }[] }) => {
+        seen.push(context.added.map((message) => message.text));
+        throw new Error("extraction down");
+      },
+    };
+    await chatSaver(store, key, { memory, onMemoryError: (error) => void failures.push(error) })(finish([userMessage("u1", "hi"), answer("a1", "hello")]));
+    expect(seen).toEqual([["hi", "hello"]]);
+    expect(failures.map((error) => (error as Error).message)).toEqual(["extraction down"]);
+    expect(await store.count(key)).toBe(2);
+  });
+
   it("applies the cancel policy as the wrapper does", async () => {
     const stopped = [userMessage("u1", "story?"), answer("a1", "Once")];
     const partial = createInMemoryStore();
