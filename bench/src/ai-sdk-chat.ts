@@ -9,7 +9,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { loadChat, saveChat } from "@memoria/ai-sdk";
 import type { HistoryStore } from "@memoria/core";
 import type { UIMessage } from "ai";
-import { interleave, median } from "./measure.js";
+import { type Warmup, interleave, median } from "./measure.js";
 
 export interface ChatRow {
   store: string;
@@ -24,33 +24,46 @@ const ANSWER = "It went well: we left early, the weather held until the afternoo
 const ui = (id: string, role: "user" | "assistant", text: string): UIMessage =>
   role === "user" ? { id, role, parts: [{ type: "text", text }] } : { id, role, parts: [{ type: "step-start" }, { type: "text", text, state: "done" }] };
 
-/** One store, chats of the given sizes: the median turn of each side. */
+/**
+ * One store, chats of the given sizes: the median turn of each side. Both sides
+ * first run for a second on a throwaway chat, so that what is compared is warm
+ * code (a server's steady state), not which side has more code still to compile;
+ * the measured chats grow by two messages a turn over the run, alike on both sides.
+ */
 export async function chatPersistence(name: string, store: HistoryStore, sizes: readonly number[], runs: number): Promise<ChatRow[]> {
+  await turns(store, "warm-up", 10, 0, { rounds: 3, ms: 1_000 });
   const rows: ChatRow[] = [];
   for (const size of sizes) {
-    const tag = `${Date.now().toString(36)}-${size}`;
-    const ours = { userId: "bench", sessionId: `ui-${tag}` };
-    const bare = { userId: "bench", sessionId: `bare-${tag}` };
-    const seed = Array.from({ length: size }, (_, i) => ui(`m${i}`, i % 2 === 0 ? "user" : "assistant", i % 2 === 0 ? QUESTION : ANSWER));
-    await saveChat(store, ours, seed);
-    await store.append(bare, seed.map((_, i) => (i % 2 === 0 ? new HumanMessage(QUESTION) : new AIMessage(ANSWER))));
-    let turn = 0;
-    const samples = await interleave(
-      {
-        memoria: async () => {
-          const loaded = await loadChat(store, ours);
-          turn++;
-          await saveChat(store, ours, [...loaded.messages, ui(`q${turn}`, "user", QUESTION), ui(`a${turn}`, "assistant", ANSWER)], { loaded });
-        },
-        bare: async () => {
-          await store.read(bare);
-          await store.append(bare, [new HumanMessage(QUESTION), new AIMessage(ANSWER)]);
-        },
-      },
-      runs,
-    );
-    rows.push({ store: name, messages: size, memoriaMs: median(samples.memoria ?? []), bareMs: median(samples.bare ?? []) });
-    await store.delete({ userId: "bench" });
+    const { memoria, bare } = await turns(store, String(size), size, runs, 3);
+    rows.push({ store: name, messages: size, memoriaMs: median(memoria), bareMs: median(bare) });
   }
   return rows;
+}
+
+/** Turns of both sides on a new chat of `size` messages each, interleaved; the chats are deleted after. */
+async function turns(store: HistoryStore, label: string, size: number, runs: number, warmup: Warmup | number): Promise<{ memoria: number[]; bare: number[] }> {
+  const tag = `${Date.now().toString(36)}-${label}`;
+  const ours = { userId: "bench", sessionId: `ui-${tag}` };
+  const bare = { userId: "bench", sessionId: `bare-${tag}` };
+  const seed = Array.from({ length: size }, (_, i) => ui(`m${i}`, i % 2 === 0 ? "user" : "assistant", i % 2 === 0 ? QUESTION : ANSWER));
+  await saveChat(store, ours, seed);
+  await store.append(bare, seed.map((_, i) => (i % 2 === 0 ? new HumanMessage(QUESTION) : new AIMessage(ANSWER))));
+  let turn = 0;
+  const samples = await interleave(
+    {
+      memoria: async () => {
+        const loaded = await loadChat(store, ours);
+        turn++;
+        await saveChat(store, ours, [...loaded.messages, ui(`q${turn}`, "user", QUESTION), ui(`a${turn}`, "assistant", ANSWER)], { loaded });
+      },
+      bare: async () => {
+        await store.read(bare);
+        await store.append(bare, [new HumanMessage(QUESTION), new AIMessage(ANSWER)]);
+      },
+    },
+    runs,
+    warmup,
+  );
+  await store.delete({ userId: "bench" });
+  return { memoria: samples.memoria ?? [], bare: samples.bare ?? [] };
 }

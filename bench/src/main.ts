@@ -182,7 +182,7 @@ try {
       rmSync(dir, { recursive: true, force: true });
     }
     sections.push(
-      "## W11: an AI SDK chat's persistence per turn\n\nmemoria: `loadChat` (the whole chat as UI messages; no schemas given, so no `validateUIMessages`) then `saveChat(…, { loaded })` of the list with a new question and answer (planned from the loaded chat, it stores the two new messages once; a stale plan is refused by the store and made again). The bare store: `read` of the whole session and `append` of the same two messages as LangChain messages. Chat-length messages (about 120 characters); medians of interleaved runs. Goal: at most 1.3× the bare store.\n",
+      "## W11: an AI SDK chat's persistence per turn\n\nmemoria: `loadChat` (the whole chat as UI messages; no schemas given, so no `validateUIMessages`) then `saveChat(…, { loaded })` of the list with a new question and answer (planned from the loaded chat, it stores the two new messages once; a stale plan is refused by the store and made again). The bare store: `read` of the whole session and `append` of the same two messages as LangChain messages. Chat-length messages (about 120 characters); medians of interleaved runs, after both sides ran for a second on a throwaway chat (warm code, as in a server); the chats grow by two messages a turn over the run. Goal: at most 1.3× the bare store.\n",
       table(
         ["store", "messages", "memoria (load + save)", "bare store (read + append)", "memoria ÷ bare"],
         rows.map((r) => [r.store, r.messages.toLocaleString("en"), formatMs(r.memoriaMs), formatMs(r.bareMs), ratio(r.memoriaMs, r.bareMs)]),

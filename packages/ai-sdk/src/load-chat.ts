@@ -1,6 +1,6 @@
 import { type HistoryStore, MemoriaError, type MemoryStrategy, type SessionKey, createSessionKey, memoryContext } from "@memoria/core";
 import { type UIMessage, safeValidateUIMessages } from "ai";
-import { SNAPSHOT, type StoredTail, readStoredTail } from "./stored-tail.js";
+import { SNAPSHOT, SNAPSHOT_REACH, type StoredTail, readStoredTail, windowOf } from "./stored-tail.js";
 import { assembleUIMessages } from "./ui-assembly.js";
 
 type ValidationOptions<UI extends UIMessage> = Omit<Parameters<typeof safeValidateUIMessages<UI>>[0], "messages">;
@@ -86,7 +86,7 @@ export async function loadChat<UI extends UIMessage = UIMessage>(store: HistoryS
   const { messages, invalid } = await validated(page, options);
   const loaded: LoadedChat<UI> = { messages, invalid, partial: messages.filter((message) => partial.has(message.id)).map((message) => message.id), hasMore };
   // What was read, for saveChat({ loaded }) to plan from without reading again; not enumerable, so never sent to a client.
-  if (snapshot) Object.defineProperty(loaded, SNAPSHOT, { value: snapshot });
+  if (snapshot) Object.defineProperty(loaded, SNAPSHOT, { value: windowOf(snapshot, SNAPSHOT_REACH) });
   return loaded;
 }
 

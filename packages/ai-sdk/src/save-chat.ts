@@ -52,11 +52,32 @@ function indexById(messages: readonly UIMessage[]): Map<string, number> {
   return ids;
 }
 
-/** JSON with keys sorted and undefined left out: two UI messages that are the same print the same. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner && typeof inner === "object" && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : inner,
-  );
+type Json = Record<string, unknown>;
+
+/** A value JSON.stringify leaves out of an object. */
+const omitted = (value: unknown) => value === undefined || typeof value === "function" || typeof value === "symbol";
+
+/**
+ * True when the two print as the same JSON, keys in any order, without printing
+ * them: a message passed back as it was loaded (the same object) costs nothing,
+ * and one sent back by a client costs one walk. Dates and other values with a
+ * toJSON are compared as JSON.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || "toJSON" in a || "toJSON" in b) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => sameJson(omitted(item) ? null : item, omitted(b[index]) ? null : b[index]));
+  }
+  let keys = 0;
+  for (const key of Object.keys(a)) {
+    if (omitted((a as Json)[key])) continue;
+    keys++;
+    if (!sameJson((a as Json)[key], (b as Json)[key])) return false;
+  }
+  for (const key of Object.keys(b)) if (!omitted((b as Json)[key])) keys--;
+  return keys === 0;
 }
 
 /**
@@ -65,7 +86,7 @@ function canonical(value: unknown): string {
  * was loaded is the same message, and is never rewritten in UI form.
  */
 function same(stored: UIMessage, given: UIMessage): boolean {
-  return canonical(stored) === canonical(given);
+  return sameJson(stored, given);
 }
 
 /** What the session becomes: stored messages kept, replaced or dropped from the first change on, then the new ones. */
@@ -79,7 +100,7 @@ interface Plan {
 
 function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string, number>, options: SaveChatOptions): Plan {
   const segments = (index: number) => {
-    const out = segmentsOf(messages[index] as UIMessage, index);
+    const out = segmentsOf(messages[index] as UIMessage, index, messages[index - 1]?.role);
     return options.partial?.id === (messages[index] as UIMessage).id ? markPartial(out, options.partial.reason) : out;
   };
   // Stored messages older than the first the list holds are left alone; so are list entries older than it.
@@ -169,9 +190,9 @@ export async function saveChat(store: HistoryStore, key: SessionKey | Record<str
   const reaches = (tail: StoredTail) => tail.messages.some((message) => ids.has(message.id));
   let snapshot = snapshotOf(options.loaded);
   for (let attempt = 1; ; attempt++) {
-    // From the loaded chat, only as far back as a fresh read would go: older messages are not compared.
+    // From the loaded chat, only as far back as a fresh read would go (older messages are not compared), or as far as the load kept.
     const window = snapshot && windowOf(snapshot, reach);
-    const tail = window && reaches(window) ? window : (snapshot ?? (await readStoredTail(store, sessionKey, reach, reaches)));
+    const tail = window && reaches(window) ? window : snapshot && (snapshot.whole || reaches(snapshot)) ? snapshot : await readStoredTail(store, sessionKey, reach, reaches);
     snapshot = undefined;
     const { from, rewrite, added, result } = plan(tail, messages, ids, options);
     if (from === undefined) {

@@ -38,6 +38,14 @@ export async function readStoredTail(store: HistoryStore, key: SessionKey, first
 /** Where a whole `loadChat` keeps what it read, for `saveChat({ loaded })`. */
 export const SNAPSHOT = Symbol("memoria.ai-sdk.snapshot");
 
+/**
+ * How many stored messages, from the end, a load keeps for the save: more than
+ * the usual save compares (see saveChat's reach). Keeping the whole session would
+ * hold every stored message alive across the model's answer, which a long chat's
+ * collections then copy again and again; a save that reaches further reads.
+ */
+export const SNAPSHOT_REACH = 64;
+
 /** The session as a whole load read it, if `value` is such a load. */
 export function snapshotOf(value: unknown): StoredTail | undefined {
   return (value as { [SNAPSHOT]?: StoredTail } | undefined)?.[SNAPSHOT];
@@ -47,10 +55,12 @@ export function snapshotOf(value: unknown): StoredTail | undefined {
 export function windowOf(tail: StoredTail, reach: number): StoredTail {
   const cut = Math.max(0, tail.segments.length - reach);
   if (cut === 0) return tail;
-  const kept = tail.spans.flatMap((span, index) => (span.start >= cut ? [index] : []));
+  // Spans are in order: the kept messages are the last few, found from the end.
+  let first = tail.spans.length;
+  while (first > 0 && (tail.spans[first - 1] as { start: number }).start >= cut) first--;
   return {
-    messages: kept.map((index) => tail.messages[index] as UIMessage),
-    spans: kept.map((index) => ({ start: (tail.spans[index] as { start: number }).start - cut, end: (tail.spans[index] as { end: number }).end - cut })),
+    messages: tail.messages.slice(first),
+    spans: tail.spans.slice(first).map((span) => ({ start: span.start - cut, end: span.end - cut })),
     segments: tail.segments.slice(cut),
     partial: tail.partial,
     offset: tail.offset === undefined ? undefined : tail.offset + cut,

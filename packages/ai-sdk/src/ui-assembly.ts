@@ -11,10 +11,14 @@ import { type SegmentRecord, UI_FIELD, defaultParts } from "./ui-segments.js";
 
 type Part = Record<string, unknown> & { type: string };
 
+/** A segment record as read: `plain` when it was stored as `{}`, a question or answer with the usual parts (filled in only if needed). */
+type ReadRecord = SegmentRecord & { plain?: true };
+
 /** A stored message's segment record, when it was saved from a UI message. */
-export function segmentRecord(message: BaseMessage): SegmentRecord | undefined {
+export function segmentRecord(message: BaseMessage): ReadRecord | undefined {
   const value = (message.additional_kwargs as Record<string, unknown> | undefined)?.[UI_FIELD];
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  if (isEmpty(value)) return typeof message.id === "string" ? { id: message.id, seg: 0, parts: [], plain: true } : undefined;
   const stored = value as Partial<SegmentRecord>;
   const seg = stored.seg ?? 0;
   const id = stored.id ?? (seg === 0 ? message.id : undefined);
@@ -22,6 +26,34 @@ export function segmentRecord(message: BaseMessage): SegmentRecord | undefined {
   const parts = stored.parts ?? (seg === 0 ? defaultParts(roleOf(message)) : undefined);
   if (!Array.isArray(parts)) return undefined;
   return { ...stored, id, seg, parts };
+}
+
+function isEmpty(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
+}
+
+/**
+ * The UI message of a plain question or answer (its content one non-empty string;
+ * an answer without tool calls), built without walking parts: most of a chat.
+ * What the record-less path would build, and a saved plain message's record (`{}`).
+ */
+function plainMessage(segment: BaseMessage, id: string): UIMessage | undefined {
+  const { content } = segment;
+  if (typeof content !== "string" || content.length === 0) return undefined;
+  const type = segment.getType();
+  if (type === "ai") {
+    if ((segment as { tool_calls?: unknown[] }).tool_calls?.length) return undefined;
+    return { id, role: "assistant", parts: [{ type: "step-start" }, { type: "text", text: content, state: "done" }] };
+  }
+  if (type === "human" || type === "system") return { id, role: type === "human" ? "user" : "system", parts: [{ type: "text", text: content }] };
+  return undefined;
+}
+
+/** An AI step whose tool calls want results, or a result: the answer goes on with the next AI step. */
+function awaitsMore(message: BaseMessage): boolean {
+  const type = message.getType();
+  return type === "tool" || (type === "ai" && ((message as { tool_calls?: unknown[] }).tool_calls?.length ?? 0) > 0);
 }
 
 function texts(message: BaseMessage): string[] {
@@ -81,7 +113,8 @@ function nativeParts(message: BaseMessage, calls: Map<string, Part>): Part[] {
     return [];
   }
   const parts: Part[] = type === "ai" ? [{ type: "step-start" }] : [];
-  for (const text of texts(message)) if (text.length > 0) parts.push({ type: "text", text, state: "done" });
+  // An answer's text is streamed and done; a question's is typed, with no state (as useChat sends it).
+  for (const text of texts(message)) if (text.length > 0) parts.push(type === "ai" ? { type: "text", text, state: "done" } : { type: "text", text });
   for (const call of (message as { tool_calls?: { id?: string; name: string; args: unknown }[] }).tool_calls ?? []) {
     const part: Part = { type: "dynamic-tool", toolName: call.name, toolCallId: call.id ?? "", state: "input-available", input: call.args };
     if (call.id) calls.set(call.id, part);
@@ -96,6 +129,25 @@ function parseOrText(content: string): unknown {
   } catch {
     return content;
   }
+}
+
+/**
+ * LangChain's own messages from `start`: an AI step, its tool results and the steps
+ * that go on from them are one answer, up to a human, system or saved message, or
+ * an AI step that follows a finished one (a new answer). `end`: the first message after it.
+ */
+function nativeMessage(stored: readonly BaseMessage[], records: readonly (SegmentRecord | undefined)[], start: number): { parts: Part[]; end: number } {
+  const head = stored[start] as BaseMessage;
+  const calls = new Map<string, Part>();
+  const parts = nativeParts(head, calls);
+  let end = start + 1;
+  if (head.getType() !== "ai" && head.getType() !== "tool") return { parts, end };
+  for (; end < stored.length && !records[end]; end++) {
+    const type = (stored[end] as BaseMessage).getType();
+    if (type !== "tool" && !(type === "ai" && awaitsMore(stored[end - 1] as BaseMessage))) break;
+    parts.push(...nativeParts(stored[end] as BaseMessage, calls));
+  }
+  return { parts, end };
 }
 
 /**
@@ -118,22 +170,21 @@ export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): {
     if (saved) {
       index++;
       while (index < stored.length && records[index]?.id === saved.id && (records[index] as SegmentRecord).seg > 0) index++;
-      if (saved.seg === 0) {
+      if (saved.plain && index === start + 1) message = plainMessage(head, saved.id);
+      if (!message && saved.seg === 0) {
+        if (saved.plain) records[start] = { ...saved, parts: defaultParts(roleOf(head)) };
         message = { id: saved.id, role: roleOf(head), parts: partsOf(stored, records, start, index) as UIMessage["parts"] };
         if (saved.metadata !== undefined) message.metadata = saved.metadata;
       }
     } else {
-      // LangChain's own messages: an AI step and its tool results, up to the next human, system or saved message, are one answer.
-      const calls = new Map<string, Part>();
-      const parts = nativeParts(head, calls);
-      index++;
-      if (head.getType() === "ai" || head.getType() === "tool") {
-        while (index < stored.length && ["ai", "tool"].includes((stored[index] as BaseMessage).getType()) && !records[index]) {
-          parts.push(...nativeParts(stored[index] as BaseMessage, calls));
-          index++;
-        }
+      const id = head.id ?? `lc-${first + start}`;
+      message = plainMessage(head, id);
+      if (message) index++;
+      else {
+        const native = nativeMessage(stored, records, start);
+        message = { id, role: roleOf(head), parts: native.parts as UIMessage["parts"] };
+        index = native.end;
       }
-      message = { id: head.id ?? `lc-${first + start}`, role: roleOf(head), parts: parts as UIMessage["parts"] };
     }
     if (!message) continue;
     if (isPartial(stored, start, index)) partial.add(message.id);

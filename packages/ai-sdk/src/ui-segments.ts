@@ -18,6 +18,12 @@ import type { UIMessage } from "ai";
  * waiting for input or approval) is kept, in order, under
  * `additional_kwargs.ui_message` of the segment it falls in, with the message's
  * id and metadata, so the UI message comes back exactly as it was saved.
+ *
+ * A plain question, or a plain answer right after one (one non-empty text, the
+ * role's usual parts, no metadata) carries no record at all: it is stored exactly
+ * as LangChain would store it with its id, and loads back the same (see
+ * ui-assembly.ts). That is most of a chat, and it keeps a read as cheap as the
+ * bare store's.
  */
 
 /** Where a segment keeps what its LangChain fields do not hold. */
@@ -27,8 +33,8 @@ export const UI_FIELD = "ui_message";
  * What `additional_kwargs.ui_message` holds, once read. As stored, the common
  * case costs almost nothing: `id` and `seg` are left out of a message's first
  * segment (its id is the LangChain message's own), and `parts` when they are the
- * usual ones for the role (see {@link defaultParts}), so a plain question or
- * answer is stored as `ui_message: {}`.
+ * usual ones for the role (see {@link defaultParts}): `ui_message: {}`, or no
+ * record at all for a plain question or answer.
  */
 export interface SegmentRecord {
   /** The UI message's id. */
@@ -93,6 +99,7 @@ class SegmentBuilder {
   constructor(
     readonly message: UIMessage,
     readonly index: number,
+    readonly previous: UIMessage["role"] | undefined,
   ) {}
 
   add(part: Part): void {
@@ -117,7 +124,8 @@ class SegmentBuilder {
   flush(): void {
     const { message } = this;
     const seg = this.out.length;
-    const kwargs = { [UI_FIELD]: record(message, seg, this.#parts, { metadata: message.metadata }) };
+    const saved = record(message, seg, this.#parts, { metadata: message.metadata });
+    const kwargs = this.#plain(saved) ? {} : { [UI_FIELD]: saved };
     const id = seg === 0 ? message.id : `${message.id}.${seg}`;
     const content = contentOf(this.#texts);
     if (message.role === "user") this.out.push(new HumanMessage({ id, content, additional_kwargs: kwargs }));
@@ -128,6 +136,18 @@ class SegmentBuilder {
     this.#texts = [];
     this.#calls = [];
     this.#results = [];
+  }
+
+  /**
+   * True when the segment is a whole plain message that loads back the same
+   * without its record: as LangChain's own message, a question is its text and an
+   * answer one step of text. An answer must follow a question or system message
+   * in the chat, so that it cannot be taken for a step of the answer before it.
+   */
+  #plain(saved: JsonValue): boolean {
+    if (this.out.length > 0 || Object.keys(saved as object).length > 0 || this.#results.length > 0) return false;
+    if (this.#texts.length !== 1 || (this.#texts[0] as string).length === 0) return false;
+    return this.message.role !== "assistant" || this.previous === "user" || this.previous === "system";
   }
 
   #toolMessage(part: Part): ToolMessage {
@@ -166,10 +186,10 @@ export function checkUIMessage(message: unknown, index: number): asserts message
   }
 }
 
-/** The stored segments of one UI message. */
-export function segmentsOf(message: UIMessage, index = 0): BaseMessage[] {
+/** The stored segments of one UI message; `previous` is the role of the message before it in the chat. */
+export function segmentsOf(message: UIMessage, index = 0, previous?: UIMessage["role"]): BaseMessage[] {
   checkUIMessage(message, index);
-  const builder = new SegmentBuilder(message, index);
+  const builder = new SegmentBuilder(message, index, previous);
   for (const part of message.parts) builder.add(part as Part);
   builder.flush();
   return builder.out;

@@ -71,9 +71,9 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     const store = open();
     const chat = [userMessage("u1", "hi"), answer("a1", "hello")];
     await saveChat(store, key, chat);
-    // A plain question and answer carry no more than a marker beside their LangChain fields.
+    // A plain question and its answer are stored as LangChain stores them, with their ids and nothing more.
     expect((await store.read(key, { sealed: true })).map((message) => [message.id, message.additional_kwargs])).toEqual(
-      _name.includes("encrypt") ? expect.any(Array) : [["u1", { ui_message: {} }], ["a1", { ui_message: {} }]],
+      _name.includes("encrypt") ? expect.any(Array) : [["u1", {}], ["a1", {}]],
     );
     const before = await store.count(key);
     expect(await saveChat(store, key, chat)).toMatchObject({ added: 0, updated: 0, removed: 0 });
@@ -81,6 +81,18 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     expect(await store.count(key)).toBe(before + 1);
   });
 
+
+  it("compares a message sent back as JSON would: keys in another order, undefined fields are the same message; a changed value is an update", async () => {
+    const store = open();
+    const sent: UIMessage = { ...answer("a1", "hello"), metadata: { model: "m", usage: { in: 3, out: 5 } } };
+    await saveChat(store, key, [userMessage("u1", "hi"), sent]);
+    const [question, stored] = (await loadChat(store, key)).messages as [UIMessage, UIMessage];
+    const reordered = { parts: stored.parts.map((part) => Object.fromEntries(Object.entries(part).reverse())), role: "assistant", id: "a1", extra: undefined, metadata: { usage: { out: 5, in: 3 }, model: "m" } } as unknown as UIMessage;
+    expect(await saveChat(store, key, [structuredClone(question), reordered])).toMatchObject({ added: 0, updated: 0 });
+    const changed = { ...reordered, metadata: { usage: { out: 6, in: 3 }, model: "m" } } as UIMessage;
+    expect(await saveChat(store, key, [question, changed])).toMatchObject({ added: 0, updated: 1 });
+    expect((await loadChat(store, key)).messages[1]?.metadata).toEqual({ model: "m", usage: { in: 3, out: 6 } });
+  });
   it("replaces an answer continued under the same id (a tool result or an approval added) in place", async () => {
     const store = open();
     const waiting: UIMessage = {
@@ -158,6 +170,17 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     const fresh = await loadChat(store, key);
     await saveChat(store, key, [...fresh.messages, userMessage("u3", "more"), answer("a3", "sure")], { loaded: fresh });
     expect(reads.length).toBe(1); // the load only
+  });
+
+  it("keeps only the end of a long loaded chat for the save; a save that reaches further back reads it", async () => {
+    const store = open();
+    const long = Array.from({ length: 200 }, (_, index) => (index % 2 === 0 ? userMessage(`u${index}`, `q${index}`) : answer(`a${index}`, `r${index}`)));
+    await saveChat(store, key, long);
+    const loaded = await loadChat(store, key);
+    // Regenerating an answer far back: everything the list dropped after it goes, as on a fresh read.
+    const result = await saveChat(store, key, [...loaded.messages.slice(0, 11), answer("a11-new", "again")], { loaded, regenerate: true });
+    expect(result).toMatchObject({ added: 1, removed: 189 });
+    expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual([...long.slice(0, 11).map((message) => message.id), "a11-new"]);
   });
 
   it("reports an answer saved cut short as partial", async () => {
@@ -253,7 +276,7 @@ describe("loading", () => {
     ]);
     const { messages } = await loadChat(store, key);
     expect(messages).toEqual([
-      { id: "lc-0", role: "user", parts: [{ type: "text", text: "weather in Paris?", state: "done" }] },
+      { id: "lc-0", role: "user", parts: [{ type: "text", text: "weather in Paris?" }] },
       {
         id: "run-1",
         role: "assistant",
@@ -265,6 +288,26 @@ describe("loading", () => {
         ],
       },
     ]);
+  });
+
+  it("keeps answers apart: an AI step joins the answer before it only after tool calls or results", async () => {
+    const store = createInMemoryStore();
+    const list = [userMessage("u1", "hi"), answer("a1", "hello"), answer("a2", "and welcome back"), userMessage("u2", "thanks"), answer("a3", "any time")];
+    await saveChat(store, key, list);
+    await store.append(key, [new AIMessage({ id: "run-9", content: "one more thing" })]);
+    const { messages } = await loadChat(store, key);
+    expect(messages.map((message) => message.id)).toEqual(["u1", "a1", "a2", "u2", "a3", "run-9"]);
+    expect(messages.slice(0, 5)).toEqual(list);
+    // Only a first answer after a question goes without its record: a2 keeps `{}`, so it cannot be taken for a step of a1.
+    expect((await store.read(key)).map((message) => Object.keys(message.additional_kwargs))).toEqual([[], [], ["ui_message"], [], [], []]);
+  });
+
+  it("reads a plain message stored with an empty record (`ui_message: {}`) as the same message", async () => {
+    const store = createInMemoryStore();
+    const marked = { additional_kwargs: { ui_message: {} } };
+    await store.append(key, [new HumanMessage({ id: "u1", content: "hi", ...marked }), new AIMessage({ id: "a1", content: "hello", ...marked })]);
+    expect((await loadChat(store, key)).messages).toEqual([userMessage("u1", "hi"), answer("a1", "hello")]);
+    expect(await saveChat(store, key, [userMessage("u1", "hi"), answer("a1", "hello")])).toMatchObject({ added: 0, updated: 0 });
   });
 });
 
