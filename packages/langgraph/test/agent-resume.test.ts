@@ -7,7 +7,10 @@ import { promisify } from "node:util";
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
-const agentScript = join(import.meta.dirname, "fixtures/approval-agent.ts");
+const apps = [
+  { app: "createAgent with humanInTheLoopMiddleware", script: join(import.meta.dirname, "fixtures/approval-agent.ts") },
+  { app: "hand-built StateGraph with interrupt()", script: join(import.meta.dirname, "fixtures/approval-graph.ts") },
+];
 const cliBin = join(import.meta.dirname, "../../cli/dist/bin.js");
 let model: OpenAICompatibleServer;
 let dir: string;
@@ -26,9 +29,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs the agent until its first line of output; the caller kills or awaits it. */
-function runAgent(args: Record<string, string>): { child: ChildProcess; firstLine: Promise<string>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ["--import", "tsx", agentScript, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
+/** Runs the app until its first line of output; the caller kills or awaits it. */
+function runAgent(script: string, args: Record<string, string>): { child: ChildProcess; firstLine: Promise<string>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(args)], { stdio: ["ignore", "pipe", "pipe"] });
   let errors = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     errors += chunk.toString();
@@ -46,19 +49,19 @@ const stores = [
   { name: "PostgreSQL", url: () => inject("databaseUrl"), cli: () => inject("databaseUrl") },
 ];
 
-describe.each(stores)("a createAgent thread on $name survives its process being killed at the approval", ({ url, cli, name }) => {
+describe.each(stores.flatMap((store) => apps.map((app) => ({ ...store, ...app }))))("a thread of a $app on $name survives its process being killed at the approval", ({ url, cli, name, script }) => {
   it("resumes in a new process, runs the approved tool once, and memoria show prints the thread", { timeout: 120_000 }, async () => {
-    const threadId = `approval-${name.toLowerCase()}-${Date.now()}`;
+    const threadId = `approval-${name.toLowerCase()}-${script.includes("graph") ? "graph" : "agent"}-${Date.now()}`;
     const outbox = join(dir, `${threadId}.outbox`);
     const common = { store: url(), baseURL: model.baseURL, threadId, outbox };
 
-    const first = runAgent({ ...common, phase: "start" });
+    const first = runAgent(script, { ...common, phase: "start" });
     expect(JSON.parse(await first.firstLine)).toEqual({ interrupted: true });
     first.child.kill("SIGKILL");
     await first.exited;
     expect(() => readFileSync(outbox)).toThrow();
 
-    const second = runAgent({ ...common, phase: "resume" });
+    const second = runAgent(script, { ...common, phase: "resume" });
     const { messages } = JSON.parse(await second.firstLine) as { messages: { type: string; content: unknown }[] };
     expect(await second.exited).toBe(0);
     expect(messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);

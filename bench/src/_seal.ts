@@ -1,0 +1,17 @@
+import { createCipheriv, randomBytes, createSecretKey } from "node:crypto";
+import { decodeMessage, decodeMessages, encodeMessages, toStoredText } from "@memoria/core";
+import { HumanMessage, ChatMessage } from "@langchain/core/messages";
+const key = createSecretKey(randomBytes(32));
+const payload = Buffer.from(JSON.stringify({ v: 1, type: "human", data: { content: "x".repeat(200) } }));
+const t = (label: string, n: number, f: () => void) => { for (let i = 0; i < 2000; i++) f(); const s = performance.now(); for (let i = 0; i < n; i++) f(); console.log(label.padEnd(40), ((performance.now() - s) / n * 1000).toFixed(2), "us"); };
+const iv = randomBytes(12);
+t("createCipheriv", 20000, () => createCipheriv("aes-256-gcm", key, iv));
+t("seal full", 20000, () => { const c = createCipheriv("aes-256-gcm", key, iv); c.setAAD(Buffer.from("memoria.message.2|abc|12|13|0|abcdefabcdefabcd")); const b = c.update(payload); c.final(); Buffer.concat([iv, b, c.getAuthTag()]).toString("base64url"); });
+const env = toStoredText(encodeMessages([new ChatMessage({ role: "memoria.sealed", content: "ms2.abc.1.1.0.abcdefabcdefabcd." + "A".repeat(300) })])[0]!, 0);
+const envs = Array.from({ length: 20 }, () => env);
+t("decode 20 envelopes", 20000, () => decodeMessages(envs));
+t("parse 20 envelopes only", 20000, () => envs.map((e) => JSON.parse(e)));
+const enc = JSON.parse(payload.toString());
+t("decodeMessage copy x20", 20000, () => { for (let i = 0; i < 20; i++) decodeMessage(enc); });
+const txt = payload.toString();
+t("decodeMessage text x20", 20000, () => { for (let i = 0; i < 20; i++) decodeMessage(txt); });
