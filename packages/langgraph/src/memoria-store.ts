@@ -14,6 +14,7 @@ import {
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
 import { type HistoryStore, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
+import { type ItemTtl, type StoreTtlOptions, checkTtlOptions, expiryFields, isExpired, refreshes, ttlOf } from "./item-ttl.js";
 import { allStateOf } from "./records.js";
 import { ITEM_PREFIX, type ItemRecord, itemName, itemValue, matchesFilter, parseItem } from "./store-items.js";
 
@@ -35,7 +36,19 @@ export interface MemoriaStoreOptions {
   scope?: NamespaceScope;
   /** Embeds items' texts for `search({ query })`, as LangGraph's `InMemoryStore` does. */
   index?: { embeddings: EmbeddingsInterface; fields?: string[]; dims?: number };
+  /**
+   * Items that expire, as LangGraph's Python store has them: `defaultTtl` minutes for
+   * every put that names none (`put(…, { ttl })` names its own, `null` for never),
+   * renewed by the reads that return them unless `refreshOnRead` is false.
+   * @default items never expire
+   */
+  ttl?: StoreTtlOptions;
 }
+
+/** A put that may name its item's life in minutes (null: never expires). */
+type PutWithTtl = PutOperation & { ttl?: ItemTtl };
+/** A read that may say whether it renews the expiry of what it returns. */
+type Refreshing<Op> = Op & { refreshTtl?: boolean };
 
 const BY_FIRST_LABEL: NamespaceScope = { fields: ["storeNamespace"], of: (namespace) => ({ storeNamespace: namespace[0] }) };
 
@@ -49,6 +62,7 @@ export class MemoriaStore extends BaseStore {
   readonly store: HistoryStore;
   readonly #scope: NamespaceScope;
   readonly #index: MemoriaStoreOptions["index"];
+  readonly #ttl: StoreTtlOptions | undefined;
 
   constructor(options: MemoriaStoreOptions) {
     super();
@@ -59,6 +73,43 @@ export class MemoriaStore extends BaseStore {
       throw new MemoriaError("INVALID_ARGUMENT", 'MemoriaStore\'s scope needs fields and of(namespace), e.g. { fields: ["userId"], of: (ns) => ({ userId: ns[1] }) }.');
     }
     this.#index = options.index;
+    this.#ttl = checkTtlOptions(options.ttl);
+  }
+
+  /** As LangGraph's `put`, with the item's own life: `{ ttl: minutes }`, or `{ ttl: null }` for never. */
+  override async put(namespace: string[], key: string, value: Record<string, unknown>, index?: false | string[], options?: { ttl?: ItemTtl }): Promise<void> {
+    validateNamespace(namespace);
+    await this.batch([{ namespace, key, value, index, ttl: options?.ttl } as PutWithTtl]);
+  }
+
+  /** As LangGraph's `get`; `refreshTtl: false` reads without renewing the item's expiry. */
+  override async get(namespace: string[], key: string, options?: { refreshTtl?: boolean }): Promise<Item | null> {
+    validateNamespace(namespace, { allowEmpty: true, allowReservedRoot: true });
+    return (await this.batch([{ namespace, key, refreshTtl: options?.refreshTtl } as Refreshing<GetOperation>]))[0] as Item | null;
+  }
+
+  /** As LangGraph's `search`; `refreshTtl: false` reads without renewing the expiry of what it finds. */
+  override async search(namespacePrefix: string[], options: Parameters<BaseStore["search"]>[1] & { refreshTtl?: boolean } = {}): Promise<SearchItem[]> {
+    validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
+    const { filter, limit = 10, offset = 0, query, refreshTtl } = options;
+    return (await this.batch([{ namespacePrefix, filter, limit, offset, query, refreshTtl } as Refreshing<SearchOperation>]))[0] as SearchItem[];
+  }
+
+  /**
+   * Empties every expired item (its value and vectors leave the store, as a delete
+   * leaves it) in the scopes a namespace prefix reaches; returns how many. Reads never
+   * return an expired item, swept or not: run this on a schedule to reclaim the space.
+   */
+  async sweep(namespacePrefix: string[] = []): Promise<number> {
+    validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
+    const now = Date.now();
+    let swept = 0;
+    for (const { key, name, record } of await this.#entries(namespacePrefix)) {
+      if (!startsWith(record.ns, namespacePrefix) || !isExpired(record, now)) continue;
+      await this.store.setState(key, name, emptied(record, new Date(now).toISOString()) as never);
+      swept++;
+    }
+    return swept;
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
@@ -72,55 +123,74 @@ export class MemoriaStore extends BaseStore {
     return results as OperationResults<Op>;
   }
 
-  async #get(op: GetOperation): Promise<Item | null> {
+  async #get(op: Refreshing<GetOperation>): Promise<Item | null> {
     validateNamespace(op.namespace, { allowEmpty: true, allowReservedRoot: true });
+    const key = this.#keyOf(op.namespace);
     const name = itemName(op.namespace, op.key);
-    const record = parseItem(await this.store.getState(this.#keyOf(op.namespace), name), name);
-    return record?.value ? toItem(record) : null;
+    const record = parseItem(await this.store.getState(key, name), name);
+    if (!record?.value || isExpired(record, Date.now())) return null;
+    if (refreshes(op.refreshTtl, this.#ttl)) await this.#renew([{ key, name, record }]);
+    return toItem(record);
   }
 
-  async #put(op: PutOperation): Promise<void> {
+  /** Moves the expiry of items that have one to `ttl` minutes from now. */
+  async #renew(entries: readonly Entry[]): Promise<void> {
+    const now = Date.now();
+    for (const { key, name, record } of entries) {
+      if (record.ttl === undefined) continue;
+      await this.store.setState(key, name, { ...record, ...expiryFields(record.ttl, now) } as never);
+    }
+  }
+
+  async #put(op: PutWithTtl): Promise<void> {
     validateNamespace(op.namespace);
     if (typeof op.key !== "string" || op.key.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "A store item needs a non-empty string key.");
     const key = this.#keyOf(op.namespace);
     const name = itemName(op.namespace, op.key);
     const existing = parseItem(await this.store.getState(key, name), name);
-    const now = new Date().toISOString();
+    const at = Date.now();
+    const now = new Date(at).toISOString();
     if (op.value === null) {
-      if (existing?.value) await this.store.setState(key, name, { v: 1, ns: [...op.namespace], key: op.key, createdAt: existing.createdAt, updatedAt: now });
+      if (existing?.value) await this.store.setState(key, name, emptied(existing, now) as never);
       return;
     }
     const value = itemValue(op.value, op.key);
-    const record: ItemRecord = { v: 1, ns: [...op.namespace], key: op.key, value, createdAt: existing?.value ? existing.createdAt : now, updatedAt: now };
+    const ttl = ttlOf(op.ttl, this.#ttl);
+    // An expired item written again is a new item, as if it had been swept.
+    const live = existing?.value && !isExpired(existing, at) ? existing : undefined;
+    const record: ItemRecord = { v: 1, ns: [...op.namespace], key: op.key, value, createdAt: live ? live.createdAt : now, updatedAt: now, ...expiryFields(ttl, at) };
     const vectors = await this.#embed(value, op.index);
     if (vectors) record.vectors = vectors;
     await this.store.setState(key, name, record as never);
   }
 
-  async #search(op: SearchOperation): Promise<SearchItem[]> {
+  async #search(op: Refreshing<SearchOperation>): Promise<SearchItem[]> {
     validateNamespace(op.namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
     const limit = op.limit ?? 10;
     const offset = op.offset ?? 0;
-    const records = (await this.#records(op.namespacePrefix)).filter(
-      (record) => startsWith(record.ns, op.namespacePrefix) && matchesFilter(record.value as Record<string, never>, op.filter),
+    const entries = (await this.#live(op.namespacePrefix)).filter(
+      ({ record }) => startsWith(record.ns, op.namespacePrefix) && matchesFilter(record.value as Record<string, never>, op.filter),
     );
+    let found: { entry: Entry; score?: number }[];
     if (op.query && this.#index) {
       // Cosine similarity, as the dot product of unit vectors.
       const query = unitVector(await this.#index.embeddings.embedQuery(op.query));
-      const scored = records.map((record) => ({
-        record,
-        score: record.vectors?.length ? Math.max(...record.vectors.map((vector) => dotProduct(query, unitVector(vector)))) : undefined,
+      found = entries.map((entry) => ({
+        entry,
+        score: entry.record.vectors?.length ? Math.max(...entry.record.vectors.map((vector) => dotProduct(query, unitVector(vector)))) : undefined,
       }));
-      scored.sort((a, b) => (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY));
-      return scored.slice(offset, offset + limit).map(({ record, score }) => ({ ...toItem(record), score }));
+      found.sort((a, b) => (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY));
+    } else {
+      found = entries.sort(({ record: a }, { record: b }) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0)).map((entry) => ({ entry }));
     }
-    records.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
-    return records.slice(offset, offset + limit).map((record) => ({ ...toItem(record), score: undefined }));
+    const page = found.slice(offset, offset + limit);
+    if (refreshes(op.refreshTtl, this.#ttl)) await this.#renew(page.map(({ entry }) => entry));
+    return page.map(({ entry, score }) => ({ ...toItem(entry.record), score }));
   }
 
   async #listNamespaces(op: ListNamespacesOperation): Promise<string[][]> {
     const seen = new Map<string, string[]>();
-    for (const record of await this.#records([])) {
+    for (const { record } of await this.#live([])) {
       if (!(op.matchConditions ?? []).every((condition) => matches(condition, record.ns))) continue;
       const namespace = op.maxDepth === undefined ? record.ns : record.ns.slice(0, op.maxDepth);
       seen.set(JSON.stringify(namespace), namespace);
@@ -139,20 +209,26 @@ export class MemoriaStore extends BaseStore {
     return this.#scope.fields.every((field) => typeof values[field] === "string" && values[field] !== "") ? (values as Record<string, string>) : undefined;
   }
 
-  /** Every live item of the scopes a namespace prefix can reach: one scope when the prefix names it, else all. */
-  async #records(prefix: readonly string[]): Promise<ItemRecord[]> {
+  /** Every item that holds a value, expired or not, of the scopes a namespace prefix can reach: one scope when the prefix names it, else all. */
+  async #entries(prefix: readonly string[]): Promise<Entry[]> {
     const named = prefix.length > 0 ? this.#fieldsOf(prefix) : undefined;
     const keys: SessionKey[] = named ? [scopeKeyOf(createKeyFilter(named))] : await this.#allScopes();
-    const out: ItemRecord[] = [];
+    const out: Entry[] = [];
     for (const key of keys) {
-      const state = await allStateOf(this.store, key, "MemoriaStore.search() and listNamespaces()");
+      const state = await allStateOf(this.store, key, "MemoriaStore.search(), listNamespaces() and sweep()");
       for (const [name, value] of Object.entries(state)) {
         if (!name.startsWith(ITEM_PREFIX)) continue;
         const record = parseItem(value, name);
-        if (record?.value) out.push(record);
+        if (record?.value) out.push({ key, name, record });
       }
     }
     return out;
+  }
+
+  /** The items reads see: those not expired. */
+  async #live(prefix: readonly string[]): Promise<Entry[]> {
+    const now = Date.now();
+    return (await this.#entries(prefix)).filter(({ record }) => !isExpired(record, now));
   }
 
   async #allScopes(): Promise<SessionKey[]> {
@@ -174,6 +250,18 @@ export class MemoriaStore extends BaseStore {
     if (texts.length === 0) return undefined;
     return this.#index.embeddings.embedDocuments(texts);
   }
+}
+
+/** An item where it is stored: its scope record and state name. */
+interface Entry {
+  key: SessionKey;
+  name: string;
+  record: ItemRecord;
+}
+
+/** A deleted (or swept) item: its place and times stay until the scope is erased; its value, vectors and expiry go. */
+function emptied(record: ItemRecord, now: string): ItemRecord {
+  return { v: 1, ns: record.ns, key: record.key, createdAt: record.createdAt, updatedAt: now };
 }
 
 function toItem(record: ItemRecord): Item {

@@ -12,6 +12,10 @@ export interface ItemRecord {
   updatedAt: string;
   /** Embeddings of the item's indexed texts, for `search({ query })`. */
   vectors?: number[][];
+  /** Minutes the item lives after each write (and read, when reads renew it). */
+  ttl?: number;
+  /** When it expires, ISO 8601: from then on it is gone to every read, and `sweep()` empties it. */
+  expiresAt?: string;
 }
 
 export const ITEM_PREFIX = "lg.s.";
@@ -32,7 +36,8 @@ export function parseItem(value: JsonValue | undefined, name: string): ItemRecor
     typeof record.key === "string" &&
     typeof record.createdAt === "string" &&
     typeof record.updatedAt === "string" &&
-    (record.value === undefined || (typeof record.value === "object" && record.value !== null && !Array.isArray(record.value)));
+    (record.value === undefined || (typeof record.value === "object" && record.value !== null && !Array.isArray(record.value))) &&
+    (record.expiresAt === undefined || (typeof record.expiresAt === "string" && typeof record.ttl === "number"));
   if (!ok) throw new MemoriaError("CORRUPT_DATA", `The LangGraph store item "${name}" is not a valid item; it was not written by MemoriaStore or was damaged.`);
   return value as unknown as ItemRecord;
 }

@@ -1,7 +1,9 @@
 import { InMemoryStore, type Item } from "@langchain/langgraph-checkpoint";
 import { HashingEmbeddings } from "@memoria/memory";
-import { afterEach, describe, expect, it } from "vitest";
+import { createKeyFilter, scopeKeyOf } from "@memoria/core";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoriaStore } from "../src/index.js";
+import { itemName } from "../src/store-items.js";
 import { type EmbeddedKind, type FreshStore, freshStore } from "./stores.js";
 
 const opened: FreshStore[] = [];
@@ -65,6 +67,59 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
   });
 });
 
+describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("MemoriaStore's expiring items on %s", (kind) => {
+  const ada = ["memories", "ada"];
+  const start = Date.parse("2026-11-25T10:00:00.000Z");
+  const at = (seconds: number) => vi.setSystemTime(start + seconds * 1_000);
+  const keys = async (store: MemoriaStore, options: { refreshTtl?: boolean } = {}) => (await store.search(ada, options)).map((item) => item.key).sort();
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("expires an item ttl minutes after its write or the last read that returned it; ttl null never expires", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    at(0);
+    const { ours, base } = storeOn(kind, { scope: byUser, ttl: { defaultTtl: 10 } });
+    await ours.put(ada, "short", { text: "a minute" }, undefined, { ttl: 1 });
+    await ours.put(ada, "default", { text: "ten minutes" });
+    await ours.put(ada, "forever", { text: "always" }, undefined, { ttl: null });
+    at(50);
+    expect((await ours.get(ada, "short"))?.value).toEqual({ text: "a minute" }); // renewed: now until 110 s
+    at(100);
+    expect(await keys(ours, { refreshTtl: false })).toEqual(["default", "forever", "short"]);
+    at(115);
+    expect(await ours.get(ada, "short")).toBeNull();
+    expect(await keys(ours)).toEqual(["default", "forever"]); // renews "default": now until 715 s
+    expect(await ours.listNamespaces()).toEqual([ada]);
+    at(660);
+    expect(await ours.get(ada, "default", { refreshTtl: false })).not.toBeNull();
+    at(720);
+    expect(await keys(ours)).toEqual(["forever"]);
+    at(100_000);
+    expect(await keys(ours)).toEqual(["forever"]);
+
+    // Swept, an expired item's value leaves the store; written again, it is a new item.
+    expect(await ours.sweep()).toBe(2);
+    expect(await ours.sweep()).toBe(0);
+    const scope = scopeKeyOf(createKeyFilter({ userId: "ada" }));
+    expect(await base.getState(scope, itemName(ada, "short"))).not.toHaveProperty("value");
+    expect(await base.getState(scope, itemName(ada, "forever"))).toHaveProperty("value", { text: "always" });
+    await ours.put(ada, "short", { text: "back" });
+    expect((await ours.get(ada, "short"))?.createdAt).toEqual(new Date(start + 100_000_000));
+  });
+
+  it("does not renew on read when refreshOnRead is false", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    at(0);
+    const { ours } = storeOn(kind, { scope: byUser, ttl: { defaultTtl: 1, refreshOnRead: false } });
+    await ours.put(ada, "m", { text: "x" });
+    at(50);
+    expect(await ours.get(ada, "m")).not.toBeNull();
+    at(70);
+    expect(await ours.get(ada, "m")).toBeNull();
+  });
+});
+
 describe("MemoriaStore's scopes", () => {
   it("keeps a user's items in the user's scope record, so deleting the user erases them", async () => {
     const { ours, base } = storeOn("sqlite", { scope: byUser });
@@ -81,6 +136,10 @@ describe("MemoriaStore's scopes", () => {
     await expect(ours.put(["memories", "ada"], "x", [1, 2] as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(ours.put(["memories", "a.b"], "x", { a: 1 })).rejects.toThrow(/periods/);
     await expect(ours.put(["memories"], "x", { a: 1 })).rejects.toMatchObject({ code: "INVALID_SESSION_KEY" });
+    for (const ttl of [0, -1, Number.NaN, "5"]) {
+      await expect(ours.put(["memories", "ada"], "x", { a: 1 }, undefined, { ttl: ttl as number })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("minutes") });
+    }
+    expect(() => new MemoriaStore({ store: ours.store, ttl: { defaultTtl: -5 } })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(await ours.search([])).toEqual([]);
   });
 });
