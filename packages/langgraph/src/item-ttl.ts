@@ -1,5 +1,5 @@
-import { MemoriaError } from "@memoria/core";
-import type { ItemRecord } from "./store-items.js";
+import { type JsonValue, MemoriaError } from "@memoria/core";
+import { ITEM_PREFIX, type ItemRecord } from "./store-items.js";
 
 /*
  * Per-item expiry for MemoriaStore. JS LangGraph's BaseStore has no TTL yet; the
@@ -47,8 +47,37 @@ export function expiryFields(ttl: number | undefined, now: number): Pick<ItemRec
   return ttl === undefined ? {} : { ttl, expiresAt: new Date(now + ttl * MINUTE_MS).toISOString() };
 }
 
-export function isExpired(record: ItemRecord, now: number): boolean {
-  return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now;
+/**
+ * A read's renewal of one version of an item, kept beside the item (`lg.r.<digest>`)
+ * rather than in it: a read then never writes the item, so it cannot put back an
+ * older value over a write made since it read. It counts only for the version it
+ * names (`of`, that version's `updatedAt`); a put makes a new version, and the
+ * renewal of the old one is ignored from then on. It holds times only.
+ */
+export interface Renewal {
+  of: string;
+  expiresAt: string;
+}
+
+export function renewalName(itemName: string): string {
+  return `lg.r.${itemName.slice(ITEM_PREFIX.length)}`;
+}
+
+export function renewalFor(record: ItemRecord & { ttl: number }, now: number): Renewal {
+  return { of: record.updatedAt, expiresAt: new Date(now + record.ttl * MINUTE_MS).toISOString() };
+}
+
+/** A stored renewal, or undefined for none (or a value that is not one, which renews nothing). */
+export function parseRenewal(value: JsonValue | undefined): Renewal | undefined {
+  const renewal = value as Partial<Renewal> | undefined;
+  return typeof renewal?.of === "string" && typeof renewal.expiresAt === "string" ? (renewal as Renewal) : undefined;
+}
+
+/** Whether the item has expired by `now`: its own expiry, or a later one from a renewal of this very version. */
+export function isExpired(record: ItemRecord, now: number, renewal?: Renewal): boolean {
+  if (record.expiresAt === undefined) return false;
+  const renewed = renewal?.of === record.updatedAt ? Date.parse(renewal.expiresAt) : 0;
+  return Math.max(Date.parse(record.expiresAt), renewed) <= now;
 }
 
 /** Whether a read renews the items it returns: the call's say, else the store's (on by default). */

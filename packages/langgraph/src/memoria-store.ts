@@ -14,9 +14,21 @@ import {
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
 import { type HistoryStore, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
-import { type ItemTtl, type StoreTtlOptions, checkTtlOptions, expiryFields, isExpired, refreshes, ttlOf } from "./item-ttl.js";
+import {
+  type ItemTtl,
+  type Renewal,
+  type StoreTtlOptions,
+  checkTtlOptions,
+  expiryFields,
+  isExpired,
+  parseRenewal,
+  refreshes,
+  renewalFor,
+  renewalName,
+  ttlOf,
+} from "./item-ttl.js";
 import { allStateOf } from "./records.js";
-import { ITEM_PREFIX, type ItemRecord, itemName, itemValue, matchesFilter, parseItem } from "./store-items.js";
+import { ITEM_PREFIX, type ItemRecord, emptied, itemName, itemValue, matchesFilter, parseItem, toItem } from "./store-items.js";
 
 /** Which memoria scope a namespace's items live in: the scope's fields, and their values for a namespace. */
 export interface NamespaceScope {
@@ -104,9 +116,12 @@ export class MemoriaStore extends BaseStore {
     validateNamespace(namespacePrefix, { allowEmpty: true, allowReservedRoot: true });
     const now = Date.now();
     let swept = 0;
-    for (const { key, name, record } of await this.#entries(namespacePrefix)) {
-      if (!startsWith(record.ns, namespacePrefix) || !isExpired(record, now)) continue;
-      await this.store.setState(key, name, emptied(record, new Date(now).toISOString()) as never);
+    for (const { key, name, record, renewal } of await this.#entries(namespacePrefix)) {
+      if (!startsWith(record.ns, namespacePrefix) || !isExpired(record, now, renewal)) continue;
+      // Read again just before emptying it: an item written or renewed since the listing stays.
+      const current = await this.#read(key, name);
+      if (!current.record?.value || !isExpired(current.record, now, current.renewal)) continue;
+      await this.store.setState(key, name, emptied(current.record, new Date(now).toISOString()) as never);
       swept++;
     }
     return swept;
@@ -127,18 +142,25 @@ export class MemoriaStore extends BaseStore {
     validateNamespace(op.namespace, { allowEmpty: true, allowReservedRoot: true });
     const key = this.#keyOf(op.namespace);
     const name = itemName(op.namespace, op.key);
-    const record = parseItem(await this.store.getState(key, name), name);
-    if (!record?.value || isExpired(record, Date.now())) return null;
+    const { record, renewal } = await this.#read(key, name);
+    if (!record?.value || isExpired(record, Date.now(), renewal)) return null;
     if (refreshes(op.refreshTtl, this.#ttl)) await this.#renew([{ key, name, record }]);
     return toItem(record);
   }
 
-  /** Moves the expiry of items that have one to `ttl` minutes from now. */
+  /** One item as stored, with its renewal when it is one that expires. */
+  async #read(key: SessionKey, name: string): Promise<Partial<Entry>> {
+    const record = parseItem(await this.store.getState(key, name), name);
+    const renewal = record?.ttl === undefined ? undefined : parseRenewal(await this.store.getState(key, renewalName(name)));
+    return { record, renewal };
+  }
+
+  /** Moves the expiry of items that have one to `ttl` minutes from now, writing their renewals, never the items. */
   async #renew(entries: readonly Entry[]): Promise<void> {
     const now = Date.now();
     for (const { key, name, record } of entries) {
       if (record.ttl === undefined) continue;
-      await this.store.setState(key, name, { ...record, ...expiryFields(record.ttl, now) } as never);
+      await this.store.setState(key, renewalName(name), renewalFor(record as ItemRecord & { ttl: number }, now) as never);
     }
   }
 
@@ -147,7 +169,7 @@ export class MemoriaStore extends BaseStore {
     if (typeof op.key !== "string" || op.key.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "A store item needs a non-empty string key.");
     const key = this.#keyOf(op.namespace);
     const name = itemName(op.namespace, op.key);
-    const existing = parseItem(await this.store.getState(key, name), name);
+    const { record: existing, renewal } = await this.#read(key, name);
     const at = Date.now();
     const now = new Date(at).toISOString();
     if (op.value === null) {
@@ -157,7 +179,7 @@ export class MemoriaStore extends BaseStore {
     const value = itemValue(op.value, op.key);
     const ttl = ttlOf(op.ttl, this.#ttl);
     // An expired item written again is a new item, as if it had been swept.
-    const live = existing?.value && !isExpired(existing, at) ? existing : undefined;
+    const live = existing?.value && !isExpired(existing, at, renewal) ? existing : undefined;
     const record: ItemRecord = { v: 1, ns: [...op.namespace], key: op.key, value, createdAt: live ? live.createdAt : now, updatedAt: now, ...expiryFields(ttl, at) };
     const vectors = await this.#embed(value, op.index);
     if (vectors) record.vectors = vectors;
@@ -219,7 +241,7 @@ export class MemoriaStore extends BaseStore {
       for (const [name, value] of Object.entries(state)) {
         if (!name.startsWith(ITEM_PREFIX)) continue;
         const record = parseItem(value, name);
-        if (record?.value) out.push({ key, name, record });
+        if (record?.value) out.push({ key, name, record, renewal: parseRenewal(state[renewalName(name)]) });
       }
     }
     return out;
@@ -228,7 +250,7 @@ export class MemoriaStore extends BaseStore {
   /** The items reads see: those not expired. */
   async #live(prefix: readonly string[]): Promise<Entry[]> {
     const now = Date.now();
-    return (await this.#entries(prefix)).filter(({ record }) => !isExpired(record, now));
+    return (await this.#entries(prefix)).filter(({ record, renewal }) => !isExpired(record, now, renewal));
   }
 
   async #allScopes(): Promise<SessionKey[]> {
@@ -252,20 +274,12 @@ export class MemoriaStore extends BaseStore {
   }
 }
 
-/** An item where it is stored: its scope record and state name. */
+/** An item where it is stored: its scope record and state name, and its renewal if a read renewed it. */
 interface Entry {
   key: SessionKey;
   name: string;
   record: ItemRecord;
-}
-
-/** A deleted (or swept) item: its place and times stay until the scope is erased; its value, vectors and expiry go. */
-function emptied(record: ItemRecord, now: string): ItemRecord {
-  return { v: 1, ns: record.ns, key: record.key, createdAt: record.createdAt, updatedAt: now };
-}
-
-function toItem(record: ItemRecord): Item {
-  return { namespace: [...record.ns], key: record.key, value: record.value as Record<string, unknown>, createdAt: new Date(record.createdAt), updatedAt: new Date(record.updatedAt) };
+  renewal?: Renewal;
 }
 
 function startsWith(namespace: readonly string[], prefix: readonly string[]): boolean {

@@ -1,3 +1,4 @@
+import type { Item } from "@langchain/langgraph-checkpoint";
 import { type JsonValue, MemoriaError, stateValue } from "@memoria/core";
 import { createHash } from "node:crypto";
 
@@ -12,9 +13,9 @@ export interface ItemRecord {
   updatedAt: string;
   /** Embeddings of the item's indexed texts, for `search({ query })`. */
   vectors?: number[][];
-  /** Minutes the item lives after each write (and read, when reads renew it). */
+  /** Minutes the item lives after each write (and read, when reads renew it: see item-ttl.ts's Renewal). */
   ttl?: number;
-  /** When it expires, ISO 8601: from then on it is gone to every read, and `sweep()` empties it. */
+  /** When this version expires unless a read renewed it, ISO 8601: from then on it is gone to every read, and `sweep()` empties it. */
   expiresAt?: string;
 }
 
@@ -40,6 +41,16 @@ export function parseItem(value: JsonValue | undefined, name: string): ItemRecor
     (record.expiresAt === undefined || (typeof record.expiresAt === "string" && typeof record.ttl === "number"));
   if (!ok) throw new MemoriaError("CORRUPT_DATA", `The LangGraph store item "${name}" is not a valid item; it was not written by MemoriaStore or was damaged.`);
   return value as unknown as ItemRecord;
+}
+
+/** A deleted (or swept) item: its place and times stay until the scope is erased; its value, vectors and expiry go. */
+export function emptied(record: ItemRecord, now: string): ItemRecord {
+  return { v: 1, ns: record.ns, key: record.key, createdAt: record.createdAt, updatedAt: now };
+}
+
+/** The item LangGraph's calls return. */
+export function toItem(record: ItemRecord): Item {
+  return { namespace: [...record.ns], key: record.key, value: record.value as Record<string, unknown>, createdAt: new Date(record.createdAt), updatedAt: new Date(record.updatedAt) };
 }
 
 /** An item's value as JSON, or a typed error naming what is not. */

@@ -108,6 +108,42 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     expect((await ours.get(ada, "short"))?.createdAt).toEqual(new Date(start + 100_000_000));
   });
 
+  it("never loses a write to a read's renewal or to a sweep that listed the item before it was written", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    at(0);
+    const { base } = storeOn(kind, { scope: byUser });
+    // The store as the MemoriaStore under test sees it: `meanwhile` runs, through a second
+    // MemoriaStore on the same store, between a read's first store call and its writes.
+    let meanwhile: (() => Promise<void>) | undefined;
+    const runMeanwhile = async () => {
+      const work = meanwhile;
+      meanwhile = undefined;
+      await work?.();
+    };
+    const seen = new Proxy(base, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property === "setState") return async (...args: Parameters<typeof base.setState>) => (await runMeanwhile(), target.setState(...args));
+        if (property === "getAllState") return async (...args: [never]) => Object.assign(await target.getAllState!(...args), await runMeanwhile());
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ours = new MemoriaStore({ store: seen, scope: byUser, ttl: { defaultTtl: 1 } });
+    const other = new MemoriaStore({ store: base, scope: byUser });
+    await other.put(ada, "m", { text: "first" }, undefined, { ttl: 1 });
+
+    at(30);
+    meanwhile = () => other.put(ada, "m", { text: "second" }, undefined, { ttl: 1 });
+    expect((await ours.get(ada, "m"))?.value).toEqual({ text: "first" }); // read before the write, renewed after it
+    expect((await other.get(ada, "m", { refreshTtl: false }))?.value).toEqual({ text: "second" });
+    at(100); // "second" expired at 90 s; the renewal of "first" does not keep it
+    expect(await other.get(ada, "m", { refreshTtl: false })).toBeNull();
+
+    meanwhile = () => other.put(ada, "m", { text: "third" }, undefined, { ttl: 1 });
+    expect(await ours.sweep()).toBe(0); // listed expired, written again before it was emptied
+    expect((await other.get(ada, "m", { refreshTtl: false }))?.value).toEqual({ text: "third" });
+  });
+
   it("does not renew on read when refreshOnRead is false", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     at(0);
