@@ -61,7 +61,10 @@ const omitted = (value: unknown) => value === undefined || typeof value === "fun
  * True when the two print as the same JSON, keys in any order, without printing
  * them: a message passed back as it was loaded (the same object) costs nothing,
  * and one sent back by a client costs one walk. Dates and other values with a
- * toJSON are compared as JSON.
+ * toJSON are compared as JSON. Messages are compared as UI messages, not as stored
+ * records: a message LangChain wrote (an answer with its usage and response
+ * metadata) that the client sends back as it was loaded is the same message, and
+ * is never rewritten in UI form.
  */
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -78,15 +81,6 @@ function sameJson(a: unknown, b: unknown): boolean {
   }
   for (const key of Object.keys(b)) if (!omitted((b as Json)[key])) keys--;
   return keys === 0;
-}
-
-/**
- * Compared as UI messages, not as stored records: a message LangChain wrote (an
- * answer with its usage and response metadata) that the client sends back as it
- * was loaded is the same message, and is never rewritten in UI form.
- */
-function same(stored: UIMessage, given: UIMessage): boolean {
-  return sameJson(stored, given);
 }
 
 /** What the session becomes: stored messages kept, replaced or dropped from the first change on, then the new ones. */
@@ -123,7 +117,7 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
       continue;
     }
     checkUIMessage(messages[at], at);
-    if (same(tail.messages[index] as UIMessage, messages[at] as UIMessage)) kept.push({ index, segments: storedSegments });
+    if (sameJson(tail.messages[index], messages[at])) kept.push({ index, segments: storedSegments });
     else {
       from ??= index;
       result.updated++;

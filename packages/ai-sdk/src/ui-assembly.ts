@@ -11,14 +11,10 @@ import { type SegmentRecord, UI_FIELD, defaultParts } from "./ui-segments.js";
 
 type Part = Record<string, unknown> & { type: string };
 
-/** A segment record as read: `plain` when it was stored as `{}`, a question or answer with the usual parts (filled in only if needed). */
-type ReadRecord = SegmentRecord & { plain?: true };
-
 /** A stored message's segment record, when it was saved from a UI message. */
-export function segmentRecord(message: BaseMessage): ReadRecord | undefined {
+export function segmentRecord(message: BaseMessage): SegmentRecord | undefined {
   const value = (message.additional_kwargs as Record<string, unknown> | undefined)?.[UI_FIELD];
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  if (isEmpty(value)) return typeof message.id === "string" ? { id: message.id, seg: 0, parts: [], plain: true } : undefined;
   const stored = value as Partial<SegmentRecord>;
   const seg = stored.seg ?? 0;
   const id = stored.id ?? (seg === 0 ? message.id : undefined);
@@ -28,15 +24,10 @@ export function segmentRecord(message: BaseMessage): ReadRecord | undefined {
   return { ...stored, id, seg, parts };
 }
 
-function isEmpty(value: object): boolean {
-  for (const _ in value) return false;
-  return true;
-}
-
 /**
- * The UI message of a plain question or answer (its content one non-empty string;
- * an answer without tool calls), built without walking parts: most of a chat.
- * What the record-less path would build, and a saved plain message's record (`{}`).
+ * The UI message of a plain question or answer stored without a record (its
+ * content one non-empty string; an answer without tool calls), built without
+ * walking parts: most of a chat. What `nativeParts` would build.
  */
 function plainMessage(segment: BaseMessage, id: string): UIMessage | undefined {
   const { content } = segment;
@@ -170,9 +161,7 @@ export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): {
     if (saved) {
       index++;
       while (index < stored.length && records[index]?.id === saved.id && (records[index] as SegmentRecord).seg > 0) index++;
-      if (saved.plain && index === start + 1) message = plainMessage(head, saved.id);
-      if (!message && saved.seg === 0) {
-        if (saved.plain) records[start] = { ...saved, parts: defaultParts(roleOf(head)) };
+      if (saved.seg === 0) {
         message = { id: saved.id, role: roleOf(head), parts: partsOf(stored, records, start, index) as UIMessage["parts"] };
         if (saved.metadata !== undefined) message.metadata = saved.metadata;
       }
