@@ -177,9 +177,21 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     const long = Array.from({ length: 200 }, (_, index) => (index % 2 === 0 ? userMessage(`u${index}`, `q${index}`) : answer(`a${index}`, `r${index}`)));
     await saveChat(store, key, long);
     const loaded = await loadChat(store, key);
-    // Regenerating an answer far back: everything the list dropped after it goes, as on a fresh read.
-    const result = await saveChat(store, key, [...loaded.messages.slice(0, 11), answer("a11-new", "again")], { loaded, regenerate: true });
-    expect(result).toMatchObject({ added: 1, removed: 189 });
+    const reads: unknown[] = [];
+    const read = store.read.bind(store);
+    store.read = (sessionKey, options) => {
+      reads.push(options);
+      return read(sessionKey, options);
+    };
+    // The usual turn plans from what the load kept, with no read.
+    await saveChat(store, key, [...loaded.messages, userMessage("u200", "one more")], { loaded });
+    expect(reads).toEqual([]);
+    // Regenerating an answer far back reaches past what the load kept, so it reads; everything the list dropped after it goes, as on a fresh read.
+    const fresh = await loadChat(store, key);
+    reads.length = 0;
+    const result = await saveChat(store, key, [...fresh.messages.slice(0, 11), answer("a11-new", "again")], { loaded: fresh, regenerate: true });
+    expect(reads.length).toBeGreaterThan(0); // windows from the end, growing until they reach the answer
+    expect(result).toMatchObject({ added: 1, removed: 190 });
     expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual([...long.slice(0, 11).map((message) => message.id), "a11-new"]);
   });
 
