@@ -16,13 +16,19 @@ export interface RecallItem {
   /** When the message was indexed (epoch ms): what retention and dates go by. */
   at: number;
   vector: readonly number[];
+  /**
+   * The message's words as the lexical index keeps them (lowercased, stop words out,
+   * lightly stemmed; recall memory makes them), repeats kept: what `searchTerms`
+   * ranks by. Left out, the item is found by its vector alone.
+   */
+  terms?: readonly string[];
 }
 
 export interface RecallHit {
   session: string;
   position: number;
   at: number;
-  /** Cosine similarity to the query, from -1 to 1: higher is nearer. */
+  /** From `search`: cosine similarity to the query, from -1 to 1. From `searchTerms`: the BM25 score, 0 or more. Higher is nearer. */
   score: number;
 }
 
@@ -46,6 +52,12 @@ export interface RecallIndex {
   upsert(items: readonly RecallItem[]): Promise<void>;
   /** The `k` items of `scope` nearest to `vector`, nearest first. */
   search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]>;
+  /**
+   * The `k` items of `scope` whose terms best match `terms`, by BM25 (Okapi BM25 with
+   * `BM25_K1` and `BM25_B`, over the scope's items), best first; items sharing no
+   * term are not returned. Optional: an index without it is searched by vector alone.
+   */
+  searchTerms?(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]>;
   /** Removes the items the selector names (at least one condition); resolves with how many. */
   remove(selector: RecallSelector): Promise<number>;
 }

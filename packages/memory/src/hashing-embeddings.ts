@@ -1,11 +1,5 @@
 import { Embeddings } from "@langchain/core/embeddings";
-
-const STOP = new Set("a an and are as at be but by do for from has have i in is it its me my of on or so that the this to was we what when where which who why will with you your".split(" "));
-
-/** A text's content words, lowercased and lightly stemmed ("visited" and "visits" → "visit"); stop words left out. */
-export function contentWords(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOP.has(word)).map((word) => (word.length > 4 ? word.replace(/(ing|ed|es|s)$/, "") : word));
-}
+import { contentWords } from "./lexical-terms.js";
 
 function fnv1a(text: string, seed: number): number {
   let hash = 0x811c9dc5 ^ seed;
@@ -19,11 +13,14 @@ function fnv1a(text: string, seed: number): number {
 /**
  * Offline, deterministic embeddings: the words of a text hashed into `dimensions`
  * buckets (with signs), normalized. Texts sharing words score high: lexical
- * similarity, not meaning. For tests, examples and demos without a network; use a
+ * similarity, not meaning (no word weighs more for being rare: recall's lexical
+ * index does that). For tests, examples and demos without a network; use a
  * real embedding model (OpenAIEmbeddings, …) in production.
  */
 export class HashingEmbeddings extends Embeddings {
   readonly dimensions: number;
+  /** Its vectors hold words, not meaning: recall memory ranks them below its lexical index (see `recallMemory`'s `weights`). */
+  readonly lexicalOnly = true;
 
   constructor(fields: { dimensions?: number } = {}) {
     super({});

@@ -11,6 +11,7 @@ import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
 import { HashingEmbeddings, combineMemory, exactIndex, factMemory, recallMemory, topK, vectorStoreIndex, windowMemory } from "../src/index.js";
+import { fuseRankings } from "../src/long-term/rank-fusion.js";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 
 const embeddings = new HashingEmbeddings({ dimensions: 256 });
@@ -53,6 +54,24 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
     await recall.idle();
     await store.close();
   });
+
+  it("ranks by rare words (BM25): the turn naming Pretzel beats small talk that says Tom more often", async () => {
+    const store = makeStore();
+    const lexical = recallMemory({ embeddings, scope: ["userId"], k: 1, range: { before: 0, after: 0 } });
+    const byVector = recallMemory({ embeddings, scope: ["userId"], k: 1, range: { before: 0, after: 0 }, weights: { lexical: 0, vector: 1 }, stateName: "recall-vectors" });
+    const { say, chat } = chatWith(store, combineMemory(lexical, byVector, windowMemory({ k: 1 })));
+    for (const line of ["Hey Tom!", "Tom, how was your week?", "Pretzel chewed the sofa cushions yesterday evening.", "Night Tom!", "Haha Tom."]) await say("ada", "c1", line);
+    await lexical.idle();
+    await byVector.idle();
+    await say("ada", "c2", "What did Tom say about Pretzel?");
+    const [fromWords, fromVectors] = (chat.lastSystem() ?? "").split("\n\n");
+    expect(fromWords).toContain("Human: Pretzel chewed the sofa cushions yesterday evening.");
+    // Hashed word vectors weigh "Tom", said in most lines, as much as "Pretzel": a short line saying Tom wins.
+    expect(fromVectors).toMatch(/Human: (Hey Tom!|Night Tom!|Haha Tom\.)/);
+    await lexical.idle();
+    await byVector.idle();
+    await store.close();
+  });
 });
 
 describe("recall indexes", () => {
@@ -70,6 +89,32 @@ describe("recall indexes", () => {
     expect(await index.search(scope, [1, 0], 5)).toEqual([]);
     await expect(index.remove({})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(index.search(scope, [1], -1)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("exactIndex: words ranked by BM25 per scope, replaced on upsert, dropped with their item", async () => {
+    const index = exactIndex();
+    const other = encodeSessionKey(scopeKeyOf({ userId: "bob" }));
+    const worded = (session: string, position: number, terms: string[]) => ({ ...item(session, position, [1, 0]), terms });
+    await index.upsert([worded("s1", 0, ["tom", "week"]), worded("s1", 1, ["tom", "pretzel", "sofa"]), worded("s2", 0, ["tom"]), { ...worded("s9", 0, ["pretzel"]), scope: other }]);
+    expect((await index.searchTerms!(scope, ["tom", "pretzel"], 5)).map((hit) => [hit.session, hit.position])).toEqual([["s1", 1], ["s2", 0], ["s1", 0]]);
+    await index.upsert([item("s1", 1, [1, 0])]); // indexed again without words
+    expect((await index.searchTerms!(scope, ["pretzel"], 5)).map((hit) => hit.session)).toEqual([]);
+    expect(await index.remove({ sessions: ["s2"] })).toBe(1);
+    expect((await index.searchTerms!(scope, ["tom"], 5)).map((hit) => [hit.session, hit.position])).toEqual([["s1", 0]]);
+    expect((await index.searchTerms!(other, ["pretzel"], 5)).map((hit) => hit.session)).toEqual(["s9"]);
+  });
+
+  it("fuseRankings: a hit both rankings hold outranks one only the first holds; one ranking is kept as it is", () => {
+    const hit = (session: string, score: number) => ({ session, position: 0, at: 1, score });
+    const fused = fuseRankings([{ hits: [hit("a", 9), hit("b", 8), hit("c", 7)], weight: 1 }, { hits: [hit("c", 0.9), hit("d", 0.8)], weight: 1 }], 3);
+    expect(fused.map((h) => h.session)).toEqual(["c", "a", "b"]);
+    expect(fused[0]?.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
+    expect(fuseRankings([{ hits: [hit("x", 0.4), hit("y", 0.3)], weight: 1 }], 1)).toEqual([hit("x", 0.4)]);
+  });
+
+  it("recallMemory refuses a negative or non-numeric weight", () => {
+    expect(() => recallMemory({ embeddings, weights: { vector: -1 } })).toThrow(/weights\.vector must be a number >= 0, got -1/);
+    expect(() => recallMemory({ embeddings, weights: { lexical: Number.NaN } })).toThrow(/weights\.lexical/);
   });
 
   it("topK keeps the k best in order", () => {

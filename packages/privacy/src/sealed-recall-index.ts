@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   type JsonValue,
   MemoriaError,
+  TermIndex,
   type RecallHit,
   type RecallIndex,
   type RecallItem,
@@ -25,10 +26,10 @@ const VERSION_STATE = "memoria.recall";
 /** One state value per session of the scope: its items. */
 const CHUNK_PREFIX = "memoria.recall.";
 
-/** A chunk as stored: the session and its items, `[position, at, base64 of the float32 unit vector]`. */
+/** A chunk as stored: the session and its items, `[position, at, base64 of the float32 unit vector, terms?]`. */
 interface Chunk {
   s: string;
-  i: [number, number, string][];
+  i: [number, number, string, string[]?][];
 }
 
 /** A scope record as the sealing calls name it: see `SealingContext.stored`. */
@@ -41,6 +42,14 @@ interface Held {
   vector: Float32Array;
 }
 
+/** A scope's opened items by id, and their terms. */
+interface Opened {
+  items: Map<string, Held>;
+  terms: TermIndex<Held>;
+}
+
+const hitOf = (item: Held, score: number): RecallHit => ({ session: item.session, position: item.position, at: item.at, score });
+
 const chunkName = (session: string) => CHUNK_PREFIX + createHash("sha256").update(session).digest("hex").slice(0, 40);
 const vectorText = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
 
@@ -50,17 +59,17 @@ function vectorOf(text: string): Float32Array {
 }
 
 /**
- * The recall index of an encrypted store: a scope's vectors (embeddings can be
- * inverted into text, so they are sealed like the text) live in its scope record as
- * sealed state values, one per session, and are searched by an exact scan of a copy
- * opened in this process. The copy is checked against the scope's version (one small
+ * The recall index of an encrypted store: a scope's vectors and terms (embeddings
+ * can be inverted into text, and terms are its words, so both are sealed like the
+ * text) live in its scope record as sealed state values, one per session, and are
+ * searched in a copy opened in this process: vectors by an exact scan, terms by BM25. The copy is checked against the scope's version (one small
  * state read) before each search, so vectors indexed by another process are seen.
  * Nothing of it is in the clear, and `delete({ userId })`, `rekey()` and a TTL reach
  * it with the scope record.
  */
 export class SealedRecallIndex implements RecallIndex {
   readonly name = "sealed";
-  readonly #cache = new Map<string, { version: string; items: Map<string, Held> }>();
+  readonly #cache = new Map<string, { version: string; opened: Opened }>();
 
   constructor(private readonly ctx: SealingContext) {
     if (!ctx.inner.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`);
@@ -75,7 +84,7 @@ export class SealedRecallIndex implements RecallIndex {
           const name = chunkName(item.session);
           const chunk = chunks.get(name) ?? { s: item.session, i: [] };
           chunk.i = chunk.i.filter(([position]) => position !== item.position);
-          chunk.i.push([item.position, item.at, vectorText(unitVector(item.vector))]);
+          chunk.i.push(item.terms ? [item.position, item.at, vectorText(unitVector(item.vector)), [...item.terms]] : [item.position, item.at, vectorText(unitVector(item.vector))]);
           chunks.set(name, chunk);
         }
         return [...new Set(scoped.map((item) => chunkName(item.session)))];
@@ -85,12 +94,17 @@ export class SealedRecallIndex implements RecallIndex {
 
   async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
     checkRecallK(k);
-    const items = await this.#items(scope);
+    const { items } = await this.#opened(scope);
     const query = unitVector(vector);
     function* scored(): Generator<RecallHit> {
-      for (const item of items.values()) yield { session: item.session, position: item.position, at: item.at, score: dotProduct(item.vector, query) };
+      for (const item of items.values()) yield hitOf(item, dotProduct(item.vector, query));
     }
     return topK(scored(), k);
+  }
+
+  async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+    checkRecallK(k);
+    return (await this.#opened(scope)).terms.search(terms, k).map(({ value, score }) => hitOf(value, score));
   }
 
   async remove(selector: RecallSelector): Promise<number> {
@@ -116,18 +130,23 @@ export class SealedRecallIndex implements RecallIndex {
   }
 
   /** The scope's items, from the cached copy if the scope's version has not moved since it was opened. */
-  async #items(scope: string): Promise<Map<string, Held>> {
+  async #opened(scope: string): Promise<Opened> {
     const s = this.#record(scope);
     const version = await this.ctx.inner.getState(s.stored, VERSION_STATE);
     const opened = version === undefined ? undefined : ((await this.#open(s, VERSION_STATE, version)) as string);
     const cached = this.#cache.get(scope);
-    if (opened !== undefined && cached?.version === opened) return cached.items;
-    const items = new Map<string, Held>();
+    if (opened !== undefined && cached?.version === opened) return cached.opened;
+    const fresh: Opened = { items: new Map(), terms: new TermIndex() };
     for (const chunk of (await this.#chunks(s)).values()) {
-      for (const [position, at, vector] of chunk.i) items.set(`${chunk.s}\u0000${position}`, { session: chunk.s, position, at, vector: vectorOf(vector) });
+      for (const [position, at, vector, terms] of chunk.i) {
+        const id = `${chunk.s}\u0000${position}`;
+        const held = { session: chunk.s, position, at, vector: vectorOf(vector) };
+        fresh.items.set(id, held);
+        if (terms) fresh.terms.set(id, held, terms);
+      }
     }
-    if (opened !== undefined) this.#cache.set(scope, { version: opened, items });
-    return items;
+    if (opened !== undefined) this.#cache.set(scope, { version: opened, opened: fresh });
+    return fresh;
   }
 
   /** The scope record that keeps the scope's vectors (`scope` is its encoded raw key). */

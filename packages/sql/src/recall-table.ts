@@ -1,5 +1,6 @@
 import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
 import type { Tables } from "./schema.js";
+import { searchTerms, writeTerms } from "./recall-terms.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
 
 interface HitRow {
@@ -24,7 +25,8 @@ function floatsOf(bytes: Uint8Array): Float32Array {
 /**
  * Recall memory's index in the store's own database: one row per embedded message,
  * keyed by its session and position, whose foreign key erases it with the session
- * (`clear`, `delete`, expiry), in the same transaction, on the same zeroed pages.
+ * (`clear`, `delete`, expiry), in the same transaction, on the same zeroed pages;
+ * its terms (recall-terms.ts) hang off that row by a foreign key of their own.
  * SQLite ranks with sqlite-vec's `vec_distance_cosine` in the engine; PostgreSQL
  * (no pgvector here) reads the scope's vectors and ranks them in the process.
  * Plain rows rather than a `vec0` table: erasure needs no extension loaded, and a
@@ -32,16 +34,19 @@ function floatsOf(bytes: Uint8Array): Float32Array {
  */
 export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): RecallIndex {
   // An erased session's messages are not indexed: the row would have nothing to belong to.
-  const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding)
-    SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
-    ON CONFLICT (session_id, position) DO UPDATE SET scope_id = excluded.scope_id, at = excluded.at, embedding = excluded.embedding`;
+  const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding, terms)
+    SELECT ?, ?, ?, ?, ?, CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
+    ON CONFLICT (session_id, position) DO UPDATE SET scope_id = excluded.scope_id, at = excluded.at, embedding = excluded.embedding, terms = excluded.terms`;
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();
       await dialect.transaction(function* () {
-        for (const item of items) yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.session]);
+        for (const item of items) {
+          yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.terms ? item.terms.length : null, item.session]);
+          yield* writeTerms(t, item);
+        }
       });
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
@@ -63,6 +68,11 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         .map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: dotProduct(floatsOf(row.embedding as Uint8Array), q) }))
         .sort((a, b) => b.score - a.score)
         .slice(0, k);
+    },
+    async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+      checkRecallK(k);
+      await ready();
+      return searchTerms(dialect, t, scope, terms, k);
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);

@@ -11,6 +11,7 @@ export interface Tables {
   state: string;
   locks: string;
   recall: string;
+  recallTerms: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
@@ -29,6 +30,7 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
     state: `${prefix}state`,
     locks: lockSchema ? `${lockSchema}.${prefix}locks` : `${prefix}locks`,
     recall: `${prefix}recall`,
+    recallTerms: `${prefix}recall_terms`,
   };
 }
 
@@ -98,6 +100,24 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       )`,
       `CREATE INDEX ${t.recall}_scope ON ${t.recall} (scope_id, at)`,
     ],
+    // 5: recall's lexical index: each embedded message's terms (its words, stemmed) with their counts and the message's
+    // length in terms, erased with its vector row. The row's `terms` is that length too; NULL on rows indexed before
+    // this, which only vectors find.
+    [
+      `ALTER TABLE ${t.recall} ADD COLUMN terms BIGINT`,
+      `CREATE INDEX ${t.recall}_lexical ON ${t.recall} (scope_id, terms)`,
+      `CREATE TABLE ${t.recallTerms} (
+        session_id TEXT NOT NULL,
+        position BIGINT NOT NULL,
+        scope_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        n BIGINT NOT NULL,
+        length BIGINT NOT NULL,
+        PRIMARY KEY (scope_id, term, session_id, position),
+        FOREIGN KEY (session_id, position) REFERENCES ${t.recall} (session_id, position) ON DELETE CASCADE
+      )`,
+      `CREATE INDEX ${t.recallTerms}_item ON ${t.recallTerms} (session_id, position)`,
+    ],
   ];
 }
 
@@ -114,7 +134,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import { freePort } from "@memoria/testkit/servers";
 import { numbered } from "@memoria/testkit";
 import Database from "better-sqlite3";
@@ -262,7 +262,7 @@ describe("migrations", () => {
     await first.append({ sessionId: "old" }, [new HumanMessage("from version 1")]);
     await first.close();
     const db = new Database(path);
-    db.exec(`DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
+    db.exec(`DROP TABLE memoria_recall_terms; DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
       ALTER TABLE memoria_sessions DROP COLUMN created_at; ALTER TABLE memoria_sessions DROP COLUMN active_at;
       ALTER TABLE memoria_sessions DROP COLUMN title; ALTER TABLE memoria_sessions DROP COLUMN metadata;
       UPDATE memoria_schema_version SET version = 1;`);
@@ -279,6 +279,27 @@ describe("migrations", () => {
     const check = new Database(path);
     expect(check.prepare("SELECT version FROM memoria_schema_version").all()).toEqual([{ version: SCHEMA_VERSION }]);
     check.close();
+  });
+
+  it("keeps a version-4 database's recall vectors: found by vector, by words once indexed again", async () => {
+    const path = join(dir, "v4.db");
+    const session = encodeSessionKey({ sessionId: "old" });
+    const item = { scope: "scope", session, position: 0, at: 1, vector: [1, 0, 0] };
+    const first = createSqliteStore({ path });
+    await first.append({ sessionId: "old" }, [new HumanMessage("harbour ferry")]);
+    await first.close();
+    const db = new Database(path);
+    db.exec(`DROP TABLE memoria_recall_terms; DROP INDEX memoria_recall_lexical; ALTER TABLE memoria_recall DROP COLUMN terms;
+      UPDATE memoria_schema_version SET version = 4;`);
+    db.prepare("INSERT INTO memoria_recall (session_id, position, scope_id, at, embedding) VALUES (?, 0, 'scope', 1, ?)").run(session, Buffer.from(new Float32Array([1, 0, 0]).buffer));
+    db.close();
+    const store = createSqliteStore({ path });
+    const index = store.recallIndex();
+    expect(await index.search("scope", [1, 0, 0], 5)).toEqual([{ session, position: 0, at: 1, score: expect.closeTo(1, 5) }]);
+    expect(await index.searchTerms!("scope", ["harbour"], 5)).toEqual([]);
+    await index.upsert([{ ...item, terms: ["harbour", "ferry"] }]);
+    expect(await index.searchTerms!("scope", ["harbour"], 5)).toEqual([{ session, position: 0, at: 1, score: expect.any(Number) }]);
+    await store.close();
   });
 });
 

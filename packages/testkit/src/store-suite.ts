@@ -6,6 +6,7 @@ import { expirySuite } from "./suites/expiry.js";
 import { fencingSuite } from "./suites/fencing.js";
 import { interopSuite } from "./suites/interop.js";
 import { messagesSuite } from "./suites/messages.js";
+import { recallSuite } from "./suites/recall.js";
 import { scopesSuite } from "./suites/scopes.js";
 import { sessionsSuite } from "./suites/sessions.js";
 import { stateSuite } from "./suites/state.js";
@@ -24,4 +25,5 @@ export function runHistoryStoreSuite(setup: StoreSuiteSetup): void {
   expirySuite(setup);
   interopSuite(setup);
   fencingSuite(setup);
+  recallSuite(setup);
 }

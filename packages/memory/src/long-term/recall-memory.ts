@@ -15,8 +15,10 @@ import {
   scopeKeyOf,
 } from "@memoria/core";
 import { linesOf, textOfMessages } from "../extraction.js";
+import { contentWords } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
 import { defaultIndex } from "./default-index.js";
+import { type RankedList, fuseRankings } from "./rank-fusion.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
@@ -35,8 +37,19 @@ export interface RecallMemoryOptions {
   range?: { before?: number; after?: number };
   /** The current session's last messages are never recalled (the prompt has them already). @default 8 */
   skipRecent?: number;
-  /** Hits less similar than this are left out. @default 0.1 */
+  /** Vector hits less similar than this (cosine) are left out. @default 0.1 */
   minScore?: number;
+  /**
+   * How much each ranking counts when they are fused (weighted reciprocal rank
+   * fusion): the index's BM25 ranking of the messages' words, and the embeddings'
+   * ranking; 0 leaves one out. With embeddings that only hash words
+   * (`HashingEmbeddings`, `lexicalOnly`) the vector weight defaults to 0: their
+   * ranking is a worse copy of the lexical one, and fused at any weight it cost
+   * recall on the recall-quality set (`pnpm bench --only W8`). An index with no
+   * lexical search (a `VectorStore`'s) is searched by vector whatever the weights.
+   * @default { lexical: 1, vector: 1 }
+   */
+  weights?: { lexical?: number; vector?: number };
   /** Vectors indexed longer ago than this are dropped. @default kept */
   retentionMs?: number;
   /** @default console.error */
@@ -102,6 +115,13 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   for (const [name, value] of [["k", k], ["range.before", before], ["range.after", after], ["skipRecent", skipRecent]] as const) {
     if (!Number.isSafeInteger(value) || value < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: ${name} must be a whole number >= 0, got ${value}.`);
   }
+  const weights = {
+    lexical: options.weights?.lexical ?? 1,
+    vector: options.weights?.vector ?? ((options.embeddings as { lexicalOnly?: boolean }).lexicalOnly ? 0 : 1),
+  };
+  for (const [name, value] of Object.entries(weights)) {
+    if (!(Number.isFinite(value) && value >= 0)) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: weights.${name} must be a number >= 0, got ${value}.`);
+  }
   const indexFor = (store: HistoryStore): RecallIndex => options.index ?? defaultIndex(store);
   const registry = new WorkRegistry<{ indexed: number }>(
     {
@@ -110,11 +130,11 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       async process(batch) {
         const index = indexFor(batch.store);
         const kept = batch.messages.flatMap((message, i) =>
-          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() ? [{ position: batch.first + i, text: linesOf([message]) }] : [],
+          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() ? [{ position: batch.first + i, text: linesOf([message]), terms: contentWords(textOfMessages([message])) }] : [],
         );
         if (kept.length > 0) {
           const vectors = await options.embeddings.embedDocuments(kept.map((item) => item.text));
-          await index.upsert(kept.map((item, n) => ({ scope: batch.scopeId, session: batch.sessionId, position: item.position, at: batch.now, vector: vectors[n] ?? [] })));
+          await index.upsert(kept.map((item, n) => ({ scope: batch.scopeId, session: batch.sessionId, position: item.position, at: batch.now, vector: vectors[n] ?? [], terms: item.terms })));
         }
         if (options.retentionMs !== undefined) await index.remove({ scope: batch.scopeId, before: batch.now - options.retentionMs });
         return { indexed: (batch.data?.indexed ?? 0) + kept.length };
@@ -151,10 +171,29 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     return { session, conversation: passage.session, from: passage.from, to: passage.from + messages.length - 1, at: passage.at, score: passage.score, messages };
   }
 
+  /**
+   * The scope's best `depth` hits for `query`: the lexical ranking (where the index
+   * has one) and the vector ranking, each asked for twice as many, fused. Vectors
+   * weighted 0 are still searched when words find nothing (a query of stop words
+   * only, an index with no lexical search, items indexed before terms were kept).
+   */
+  async function ranked(index: RecallIndex, scopeId: string, query: string, depth: number): Promise<RecallHit[]> {
+    const terms = contentWords(query);
+    const byWords = weights.lexical > 0 && index.searchTerms && terms.length > 0 ? index.searchTerms(scopeId, terms, 2 * depth) : undefined;
+    const byVector = async (): Promise<RecallHit[]> => (await index.search(scopeId, await options.embeddings.embedQuery(query), 2 * depth)).filter((hit) => hit.score >= minScore);
+    if (weights.vector === 0) {
+      const found = await byWords;
+      return found?.length ? found.slice(0, depth) : (await byVector()).slice(0, depth);
+    }
+    const lists: Promise<RankedList>[] = [byVector().then((hits) => ({ hits, weight: weights.vector }))];
+    if (byWords) lists.push(byWords.then((hits) => ({ hits, weight: weights.lexical })));
+    return fuseRankings(await Promise.all(lists), depth);
+  }
+
   /** The nearest hits in the scope, less those `recentFrom` says the prompt has (read only when a hit is in `here`). */
   async function find(store: HistoryStore, scopeId: string, query: string, want: number, here: string | undefined, recentFrom: () => Promise<number>): Promise<RecalledPassage[]> {
     if (want === 0 || !query.trim()) return [];
-    const found = (await indexFor(store).search(scopeId, await options.embeddings.embedQuery(query), want + skipRecent)).filter((hit) => hit.score >= minScore);
+    const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
     const from = found.some((hit) => hit.session === here) ? await recentFrom() : Number.POSITIVE_INFINITY;
     const hits = found.filter((hit) => !(hit.session === here && hit.position >= from)).slice(0, want);
     return (await Promise.all(passages(hits).map((passage) => withMessages(store, passage)))).filter((passage) => passage !== undefined);

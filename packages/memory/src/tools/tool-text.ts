@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { JsonValue } from "@memoria/core";
-import { contentWords } from "../hashing-embeddings.js";
+import { contentWords } from "../lexical-terms.js";
 import type { Fact } from "../long-term/facts.js";
 import type { RecalledPassage } from "../long-term/recall-memory.js";
 import { memoryBlock, quoteItem, quoteLine, quoteMessages, quoteText } from "../memory-block.js";

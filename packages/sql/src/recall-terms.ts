@@ -1,0 +1,74 @@
+import { BM25_B, BM25_K1, type RecallHit, type RecallItem, distinctTerms } from "@memoria/core";
+import type { Tables } from "./schema.js";
+import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
+
+/** Terms written per statement: the statement text varies with the count, so a cap keeps the prepared ones few. */
+const TERMS_PER_STATEMENT = 32;
+
+interface ScoreRow {
+  session_id: string;
+  position: number | string;
+  at: number | string;
+  score: number | string;
+}
+
+/** Each term with how often it occurs in the message. */
+function counted(terms: readonly string[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const term of terms) if (term !== "") counts.set(term, (counts.get(term) ?? 0) + 1);
+  return [...counts];
+}
+
+/**
+ * Writes an item's terms beside its vector row, inside the upsert's transaction: the
+ * old ones go first, and the new are copied from the row only if the row is there
+ * (an erased session's item was not indexed), so their foreign key holds.
+ */
+export function* writeTerms(t: Tables, item: RecallItem): SqlProgram<void> {
+  yield* run(`DELETE FROM ${t.recallTerms} WHERE session_id = ? AND position = ?`, [item.session, item.position]);
+  const rows = counted(item.terms ?? []);
+  for (let from = 0; from < rows.length; from += TERMS_PER_STATEMENT) {
+    const chunk = rows.slice(from, from + TERMS_PER_STATEMENT);
+    yield* run(
+      `INSERT INTO ${t.recallTerms} (session_id, position, scope_id, term, n, length)
+        SELECT r.session_id, r.position, r.scope_id, v.column1, v.column2, r.terms
+        FROM ${t.recall} r, (VALUES ${chunk.map(() => "(CAST(? AS TEXT), CAST(? AS BIGINT))").join(", ")}) AS v
+        WHERE r.session_id = ? AND r.position = ?`,
+      [...chunk.flat(), item.session, item.position],
+    );
+  }
+}
+
+/**
+ * The scope's `k` items best matching `terms` by BM25, ranked in the engine in one
+ * statement: each term's weight from how many of the scope's items hold it (the
+ * primary key's (scope, term) prefix), then each item's score summed over the
+ * postings of those terms alone; the vector rows are read for the top `k` only.
+ * The same formula as `TermIndex` (core's lexical-ranking.ts).
+ */
+export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+  const wanted = distinctTerms(terms).slice(0, Math.floor((dialect.maxParams - 8) / 2));
+  if (wanted.length === 0 || k === 0) return [];
+  const list = wanted.map(() => "CAST(? AS TEXT)").join(", ");
+  const rows = await dialect.execute<ScoreRow[]>({
+    kind: "all",
+    sql: `WITH stats AS (SELECT COUNT(*) AS items, AVG(terms) AS average FROM ${t.recall} WHERE scope_id = ? AND terms IS NOT NULL),
+      weights AS (
+        SELECT h.term, ln(1 + (stats.items - h.holding + 0.5) / (h.holding + 0.5)) AS weight, stats.average AS average
+        FROM (SELECT term, COUNT(*) AS holding FROM ${t.recallTerms} WHERE scope_id = ? AND term IN (${list}) GROUP BY term) h, stats
+      ),
+      best AS (
+        SELECT p.session_id, p.position,
+          SUM(w.weight * p.n * ${BM25_K1 + 1} / (p.n + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.length / w.average))) AS score
+        FROM weights w CROSS JOIN ${t.recallTerms} p WHERE p.scope_id = ? AND p.term = w.term
+        GROUP BY p.session_id, p.position
+        ORDER BY score DESC, p.session_id DESC, p.position DESC
+        LIMIT ?
+      )
+      SELECT best.session_id, best.position, r.at, best.score
+      FROM best JOIN ${t.recall} r ON r.session_id = best.session_id AND r.position = best.position
+      ORDER BY best.score DESC, r.at DESC, best.position DESC`,
+    params: [scope, scope, ...wanted, scope, k],
+  });
+  return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: Number(row.score) }));
+}
