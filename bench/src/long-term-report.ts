@@ -1,6 +1,7 @@
 import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { formatMs } from "./measure.js";
 import { type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
+import { KS, recallQualityScores } from "./recall-quality.js";
 import { table } from "./report.js";
 import type { Settings } from "./workloads.js";
 
@@ -24,6 +25,12 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     const embeddings = new OpenAIEmbeddings({ model: env.OPENAI_EMBEDDINGS_MODEL ?? "text-embedding-3-small", apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration });
     rows.push(quality(`${model.model}, ${embeddings.model}`, await recallQuality({ model, embeddings })));
   }
+  log("W8: recall quality on long conversations");
+  const scores = await recallQualityScores(settings.quick ? { conversations: 3 } : {});
+  const all = (system: string) => scores.find((s) => s.system.startsWith(system) && s.kind === "all");
+  const bm25 = all("BM25");
+  const memoria = all("memoria");
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   log("W8: recall query time");
   const sizes = settings.quick ? [10_000] : [10_000, 100_000];
   const queries = [];
@@ -39,6 +46,13 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     table(["model and embeddings", "answer in top 5", "changed facts answered with the newer value"], rows),
     "\n### Recall query time\n\nTop 5 of one scope holding that many vectors (256 dimensions, hashing embeddings of synthetic notes): the SQL store's index (rows ranked by sqlite-vec's `vec_distance_cosine`) against `exactIndex()` (a scan of Float32Arrays in this process). Median of " +
       `${settings.quick ? 5 : 15} queries.\n`,
-    table(["vectors in the scope", "index", "query"], queries.map((q) => [q.items.toLocaleString("en"), q.index, formatMs(q.query)])),
+    table(["vectors in the scope", "index", "query by vector", "query by words"], queries.map((q) => [q.items.toLocaleString("en"), q.index, formatMs(q.query), q.words === undefined ? "–" : formatMs(q.words)])),
+    "\n### Recall quality on long conversations\n\n" +
+      `The generated set (\`bench/src/recall-conversations.ts\`, the same on every run): ${settings.quick ? 3 : 10} two-person conversations of 24 sessions, about 340 turns each, with the turns that answer each later question labelled. Names recur in small talk far more than in the turns that matter, small talk shares the questions' everyday words, some answers are phrased with none of the question's words (paraphrase), facts change (a new job, a move), and multi-hop questions need two turns. memoria's default recall on SQLite (sessions indexed one after another as in use, \`HashingEmbeddings\`, ranked as \`recallMemory\` ranks, \`range\` 0) against plain BM25 (k1 1.2, b 0.75, no stemming, no stop words) and plain vectors (the same embeddings, exact cosine) over the same turns. recall@k: the share of a question's answering turns in the top k; hit@k: questions with at least one. Query: median of one top-10 query (memoria's includes reading the hits' messages from the store).\n\n` +
+      `memoria ÷ BM25: recall@5 ${((memoria?.recall[5] ?? 0) / (bm25?.recall[5] ?? 1)).toFixed(2)}×, recall@10 ${((memoria?.recall[10] ?? 0) / (bm25?.recall[10] ?? 1)).toFixed(2)}×.\n`,
+    table(
+      ["system", "questions", ...KS.map((k) => `recall@${k}`), "hit@5", "hit@10", "query"],
+      scores.map((s) => [s.kind === "all" ? `**${s.system}**` : `  ${s.kind}`, String(s.questions), ...KS.map((k) => pct(s.recall[k] ?? 0)), pct(s.hit[5] ?? 0), pct(s.hit[10] ?? 0), s.kind === "all" ? formatMs(s.queryMs) : ""]),
+    ),
   ];
 }

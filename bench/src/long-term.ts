@@ -5,7 +5,7 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory } from "@memoria/memory";
+import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, contentWords, exactIndex, factMemory, recallMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { median, timed } from "./measure.js";
@@ -144,10 +144,13 @@ export async function recallQuality(options: { model?: ExtractionModel; embeddin
 export interface RecallQueryTime {
   index: string;
   items: number;
+  /** A vector query (`search`). */
   query: number;
+  /** A query by words (`searchTerms`), where the index has it. */
+  words?: number;
 }
 
-/** Median time of a top-5 query over `items` vectors (256 dimensions) in one scope: sqlite-vec against the exact scan. */
+/** Median time of a top-5 query over `items` vectors (256 dimensions, with their words) in one scope: the SQL store's index against the exact scan. */
 export async function recallQueryTime(items: number, runs: number): Promise<RecallQueryTime[]> {
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-vec-"));
   const store = createSqliteStore({ path: join(dir, "history.db") });
@@ -162,17 +165,20 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
       const batch = Array.from({ length: Math.min(1_000, items - from) }, (_, i) => {
         const n = from + i;
         const text = `${words[n % 12]} ${words[(n * 7) % 12]} ${words[(n * 5 + 3) % 12]} note ${n % 997}`;
-        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text) };
+        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text), terms: contentWords(text) };
       });
       for (const index of indexes) await index.upsert(batch);
     }
-    const queries = Array.from({ length: runs }, (_, i) => embeddings.vector(`${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`));
+    const texts = Array.from({ length: runs }, (_, i) => `${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`);
+    const queries = texts.map((text) => embeddings.vector(text));
     const out: RecallQueryTime[] = [];
     for (const index of indexes) {
       await index.search(scope, queries[0] as number[], 5);
       const times: number[] = [];
       for (const query of queries) times.push(await timed(() => index.search(scope, query, 5)));
-      out.push({ index: index.name, items, query: median(times) });
+      const byWords: number[] = [];
+      if (index.searchTerms) for (const text of texts) byWords.push(await timed(() => index.searchTerms!(scope, contentWords(text), 5)));
+      out.push({ index: index.name, items, query: median(times), words: byWords.length ? median(byWords) : undefined });
     }
     return out;
   } finally {

@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { HashingEmbeddings, recallMemory } from "@memoria/memory";
+import { createSqliteStore } from "@memoria/sql";
+import { median, timed } from "./measure.js";
+import { type SetConversation, recallConversations } from "./recall-conversations.js";
+import type { QuestionKind } from "./recall-events.js";
+
+/** A way of ranking a conversation's turns for a question: the top `k`, as [session, turn] positions. */
+type Ranker = (question: string, k: number) => Promise<[number, number][]>;
+
+export interface RecallScore {
+  system: string;
+  kind: QuestionKind | "all";
+  questions: number;
+  /** Mean share of a question's evidence turns found in the top k, by k. */
+  recall: Record<number, number>;
+  /** Share of questions with at least one evidence turn in the top k, by k. */
+  hit: Record<number, number>;
+  /** Median time of one top-10 query. */
+  queryMs: number;
+}
+
+export const KS = [5, 10, 20] as const;
+
+/** Lowercased words, no stemming, no stop words: plain BM25 as it is usually run. */
+const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** Plain BM25 (k1 1.2, b 0.75) over a conversation's turns, in this process. */
+function bm25(conversation: SetConversation): Ranker {
+  const docs = conversation.sessions.flatMap((session, s) => session.turns.map((turn, t) => ({ at: [s, t] as [number, number], terms: words(turn.text) })));
+  const df = new Map<string, number>();
+  for (const doc of docs) for (const term of new Set(doc.terms)) df.set(term, (df.get(term) ?? 0) + 1);
+  const avg = docs.reduce((sum, doc) => sum + doc.terms.length, 0) / docs.length;
+  return async (question, k) => {
+    const query = new Set(words(question));
+    return docs
+      .map((doc) => {
+        let score = 0;
+        for (const term of query) {
+          const tf = doc.terms.filter((t) => t === term).length;
+          if (tf === 0) continue;
+          const n = df.get(term) ?? 0;
+          const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
+          score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.terms.length) / avg));
+        }
+        return { at: doc.at, score };
+      })
+      .filter((doc) => doc.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k)
+      .map((doc) => doc.at);
+  };
+}
+
+/** The offline embeddings alone: cosine similarity of each turn's vector to the question's, an exact scan. */
+function vectors(conversation: SetConversation, embeddings: HashingEmbeddings): Ranker {
+  const docs = conversation.sessions.flatMap((session, s) => session.turns.map((turn, t) => ({ at: [s, t] as [number, number], vector: embeddings.vector(turn.text) })));
+  return async (question, k) => {
+    const query = embeddings.vector(question);
+    return docs
+      .map((doc) => ({ at: doc.at, score: doc.vector.reduce((sum, x, i) => sum + x * (query[i] as number), 0) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, k)
+      .map((doc) => doc.at);
+  };
+}
+
+function score(system: string, kind: QuestionKind | "all", found: { evidence: [number, number][]; top: [number, number][] }[], times: number[]): RecallScore {
+  const recall: Record<number, number> = {};
+  const hit: Record<number, number> = {};
+  for (const k of KS) {
+    let shares = 0;
+    let hits = 0;
+    for (const { evidence, top } of found) {
+      const topK = new Set(top.slice(0, k).map(([s, t]) => `${s}:${t}`));
+      const inTop = evidence.filter(([s, t]) => topK.has(`${s}:${t}`)).length;
+      shares += inTop / evidence.length;
+      if (inTop > 0) hits++;
+    }
+    recall[k] = shares / found.length;
+    hit[k] = hits / found.length;
+  }
+  return { system, kind, questions: found.length, recall, hit, queryMs: median(times) };
+}
+
+/**
+ * Recall quality on the generated conversations: memoria's default recall (SQLite
+ * store, its own index, offline embeddings, sessions indexed one after another as
+ * they would be in use) against plain BM25 and plain vectors over the same turns.
+ */
+export async function recallQualityScores(options: { conversations?: number; sessions?: number } = {}): Promise<RecallScore[]> {
+  const set = recallConversations(options.conversations, options.sessions);
+  const dir = mkdtempSync(join(tmpdir(), "memoria-bench-recall-quality-"));
+  const store = createSqliteStore({ path: join(dir, "history.db") });
+  const embeddings = new HashingEmbeddings();
+  const recall = recallMemory({ embeddings, scope: ["userId"], range: { before: 0, after: 0 }, onError: (error) => console.error(error) });
+  const results = new Map<string, { kind: QuestionKind; evidence: [number, number][]; top: [number, number][] }[]>();
+  const times = new Map<string, number[]>();
+  try {
+    for (const conversation of set) {
+      const scope = { userId: conversation.id };
+      for (const [s, session] of conversation.sessions.entries()) {
+        await store.append({ ...scope, conversationId: `s${s}` }, session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))));
+        await recall.resume(store, scope);
+      }
+      const memoria: Ranker = async (question, k) => {
+        const passages = await recall.search(store, scope, question, { k });
+        return passages.flatMap((passage) => Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [Number(String(passage.session.conversationId).slice(1)), passage.from + i]));
+      };
+      const systems: [string, Ranker][] = [
+        ["memoria (default recall)", memoria],
+        ["BM25 (k1 1.2, b 0.75)", bm25(conversation)],
+        ["vectors (HashingEmbeddings)", vectors(conversation, embeddings)],
+      ];
+      for (const [system, rank] of systems) {
+        const list = results.get(system) ?? [];
+        const spent = times.get(system) ?? [];
+        for (const q of conversation.questions) {
+          let top: [number, number][] = [];
+          for (const k of KS) {
+            if (k === 10) spent.push(await timed(async () => void (await rank(q.question, k))));
+            const found = await rank(q.question, k);
+            // Each k is its own query (memoria returns a set, not a ranking): a turn counts at the smallest k that found it.
+            top = [...top, ...found.filter(([s, t]) => !top.some(([s2, t2]) => s2 === s && t2 === t))];
+          }
+          list.push({ kind: q.kind, evidence: q.evidence, top });
+        }
+        results.set(system, list);
+        times.set(system, spent);
+      }
+    }
+    const kinds = [...new Set(set.flatMap((c) => c.questions.map((q) => q.kind)))].sort();
+    return [...results].flatMap(([system, list]) => [
+      score(system, "all", list, times.get(system) ?? []),
+      ...kinds.map((kind) => score(system, kind, list.filter((q) => q.kind === kind), [])),
+    ]);
+  } finally {
+    await recall.idle();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
