@@ -69,11 +69,17 @@ export const V = {
 
 type EventMaker = (life: Life, pick: Pick) => LifeEvent | undefined;
 
+/** True the first time a life meets `what` (and notes it): events said once, or once per value. */
+function once(life: Life, what: string): boolean {
+  if (life.done.has(what)) return false;
+  life.done.add(what);
+  return true;
+}
+
 /** Each kind of event, once per life where it says so. */
 export const EVENTS: EventMaker[] = [
   (life, pick) => {
-    if (life.done.has("pet")) return undefined;
-    life.done.add("pet");
+    if (!once(life, "pet")) return undefined;
     const [breed, pet, day, s] = [pick(V.breeds), pick(V.petNames), pick(V.weekdays), life.label("pet")];
     return {
       turns: [
@@ -112,8 +118,7 @@ export const EVENTS: EventMaker[] = [
   },
   (life, pick) => {
     const [city, landmark, s] = [pick(V.cities), pick(V.landmarks), life.label("trip")];
-    if (life.done.has(`trip ${city}`)) return undefined;
-    life.done.add(`trip ${city}`);
+    if (!once(life, `trip ${city}`)) return undefined;
     return {
       turns: [
         { by: "self", text: pick([`Just got back from ${city}. We hiked up to ${landmark} and the view was unreal.`, `The trip to ${city} was perfect, the best part was the walk to ${landmark}.`]), evidence: s },
@@ -126,8 +131,7 @@ export const EVENTS: EventMaker[] = [
     };
   },
   (life, pick) => {
-    if (life.done.has("hobby")) return undefined;
-    life.done.add("hobby");
+    if (!once(life, "hobby")) return undefined;
     const [hobby, venue, friend, s, m] = [pick(V.hobbies), pick(V.venues), pick(V.friends), life.label("hobby"), life.label("met")];
     life.friend = { name: friend, hobby, said: m };
     return {
@@ -144,8 +148,7 @@ export const EVENTS: EventMaker[] = [
   },
   (life, pick) => {
     const friend = life.friend;
-    if (!friend || life.done.has("gig")) return undefined;
-    life.done.add("gig");
+    if (!friend || !once(life, "gig")) return undefined;
     const [band, s] = [pick(V.bands), life.label("gig")];
     return {
       turns: [
@@ -156,8 +159,7 @@ export const EVENTS: EventMaker[] = [
     };
   },
   (life, pick) => {
-    if (life.done.has("sister")) return undefined;
-    life.done.add("sister");
+    if (!once(life, "sister")) return undefined;
     const [city, degree, s] = [pick(V.cities), pick(V.degrees), life.label("sister")];
     return {
       turns: [
@@ -172,8 +174,7 @@ export const EVENTS: EventMaker[] = [
   },
   (life, pick) => {
     const [book, author, s] = [pick(V.books), pick(V.authors), life.label("book")];
-    if (life.done.has(`book ${book}`)) return undefined;
-    life.done.add(`book ${book}`);
+    if (!once(life, `book ${book}`)) return undefined;
     return {
       turns: [
         { by: "self", text: pick([`I am reading ${book} by ${author}, I could not put it down last night.`, `Finished ${book} by ${author} on the train, what an ending.`]), evidence: s },
@@ -188,8 +189,7 @@ export const EVENTS: EventMaker[] = [
   (life, pick) => {
     const [distance, s] = [pick(V.distances), life.label("race")];
     const minutes = { "5k": 22, "10k": 48, "half marathon": 105 }[distance] + pick([0, 3, 7, 11, 16]);
-    if (life.done.has(`race ${distance}`)) return undefined;
-    life.done.add(`race ${distance}`);
+    if (!once(life, `race ${distance}`)) return undefined;
     return {
       turns: [
         { by: "self", text: `I ran the ${distance} this morning and finished in ${minutes} minutes, a personal best.`, evidence: s },
@@ -203,8 +203,7 @@ export const EVENTS: EventMaker[] = [
   },
   (life, pick) => {
     const [dish, s] = [pick(V.dishes), life.label("cook")];
-    if (life.done.has("cook")) return undefined;
-    life.done.add("cook");
+    if (!once(life, "cook")) return undefined;
     return {
       turns: [
         { by: "self", text: `For my parents' anniversary I cooked ${dish}, and my mum asked for the recipe.`, evidence: s },
@@ -233,8 +232,7 @@ export const EVENTS: EventMaker[] = [
     };
   },
   (life, pick) => {
-    if (life.done.has("bike")) return undefined;
-    life.done.add("bike");
+    if (!once(life, "bike")) return undefined;
     const [color, bike, s] = [pick(V.colors), pick(V.bikes), life.label("bike")];
     return {
       turns: [
@@ -249,8 +247,7 @@ export const EVENTS: EventMaker[] = [
   },
   (life, pick) => {
     const [org, day, s] = [pick(V.orgs), pick(V.weekdays), life.label("volunteer")];
-    if (life.done.has("volunteer")) return undefined;
-    life.done.add("volunteer");
+    if (!once(life, "volunteer")) return undefined;
     return {
       turns: [
         { by: "self", text: `I volunteered at the ${org} food bank on ${day}, sorting donations for six hours.`, evidence: s },
@@ -263,8 +260,7 @@ export const EVENTS: EventMaker[] = [
     };
   },
   (life, pick) => {
-    if (life.done.has("music")) return undefined;
-    life.done.add("music");
+    if (!once(life, "music")) return undefined;
     const [instrument, teacher, s] = [pick(V.instruments), pick(V.teachers), life.label("music")];
     return {
       turns: [

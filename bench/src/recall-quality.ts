@@ -121,8 +121,11 @@ export async function recallQualityScores(options: { conversations?: number; ses
         for (const q of conversation.questions) {
           let top: [number, number][] = [];
           for (const k of KS) {
-            if (k === 10) spent.push(await timed(async () => void (await rank(q.question, k))));
-            const found = await rank(q.question, k);
+            let found: [number, number][] = [];
+            const ms = await timed(async () => {
+              found = await rank(q.question, k);
+            });
+            if (k === 10) spent.push(ms);
             // Each k is its own query (memoria returns a set, not a ranking): a turn counts at the smallest k that found it.
             top = [...top, ...found.filter(([s, t]) => !top.some(([s2, t2]) => s2 === s && t2 === t))];
           }

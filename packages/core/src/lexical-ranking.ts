@@ -20,6 +20,13 @@ export function termScore(weight: number, count: number, length: number, average
   return (weight * count * (BM25_K1 + 1)) / (count + BM25_K1 * norm);
 }
 
+/** Each term of an item with how often it occurs there, empty ones out. */
+export function termCounts(terms: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const term of terms) if (term !== "") counts.set(term, (counts.get(term) ?? 0) + 1);
+  return counts;
+}
+
 /** Each distinct term once (a query's repeats add nothing), empty ones out. */
 export function distinctTerms(terms: readonly string[]): string[] {
   return [...new Set(terms)].filter((term) => term !== "");
@@ -33,23 +40,17 @@ interface Held<T> {
 
 /**
  * A lexical index in this process's memory: per item its terms' counts, per term
- * the items holding it, ranked by BM25. For `exactIndex` and an encrypted store's
- * sealed index, whose items live in this process anyway.
+ * the items holding it, ranked by BM25. The word side of `HeldRecallItems`.
  */
 export class TermIndex<T> {
   readonly #items = new Map<string, Held<T>>();
   readonly #postings = new Map<string, Set<string>>();
   #totalLength = 0;
 
-  get size(): number {
-    return this.#items.size;
-  }
-
   /** Holds `terms` for the item `id` (replacing what it held); `value` comes back with its hits. */
   set(id: string, value: T, terms: readonly string[]): void {
     this.delete(id);
-    const counts = new Map<string, number>();
-    for (const term of terms) if (term !== "") counts.set(term, (counts.get(term) ?? 0) + 1);
+    const counts = termCounts(terms);
     for (const term of counts.keys()) {
       let holders = this.#postings.get(term);
       if (!holders) {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Embeddings } from "@langchain/core/embeddings";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
 import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf, unitVector } from "@memoria/core";
@@ -10,7 +11,7 @@ import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
-import { HashingEmbeddings, combineMemory, exactIndex, factMemory, recallMemory, topK, vectorStoreIndex, windowMemory } from "../src/index.js";
+import { HashingEmbeddings, combineMemory, contentWords, exactIndex, factMemory, recallMemory, topK, vectorStoreIndex, windowMemory } from "../src/index.js";
 import { fuseRankings } from "../src/long-term/rank-fusion.js";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 
@@ -52,6 +53,29 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
     await say("ada", "c1", "What was the code word pelican about?");
     expect(chat.lastSystem()).toBeUndefined();
     await recall.idle();
+    await store.close();
+  });
+
+  it("fuses the word and vector rankings by their weights (weighted reciprocal rank fusion)", async () => {
+    // Embeddings that put the query beside "beta" while its words name "alpha": each ranking finds the other message.
+    class SplitEmbeddings extends Embeddings {
+      async embedDocuments(texts: string[]) {
+        return texts.map((text) => (text.includes("beta") ? [0, 1] : [1, 0]));
+      }
+      async embedQuery() {
+        return [0, 1];
+      }
+    }
+    const store = makeStore();
+    const recalled = async (weights: { lexical: number; vector: number }, stateName: string) => {
+      const recall = recallMemory({ embeddings: new SplitEmbeddings({}), scope: ["userId"], k: 1, range: { before: 0, after: 0 }, weights, stateName });
+      await recall.resume(store, { userId: "ada" });
+      const [passage] = await recall.search(store, { userId: "ada" }, "Tell me about alpha");
+      return passage?.messages.map((m) => m.content);
+    };
+    await store.append({ userId: "ada", conversationId: "c1" }, [new HumanMessage("alpha was the first plan"), new HumanMessage("beta was the second plan")]);
+    expect(await recalled({ lexical: 2, vector: 1 }, "r1")).toEqual(["alpha was the first plan"]);
+    expect(await recalled({ lexical: 1, vector: 2 }, "r2")).toEqual(["beta was the second plan"]);
     await store.close();
   });
 
@@ -104,12 +128,13 @@ describe("recall indexes", () => {
     expect((await index.searchTerms!(other, ["pretzel"], 5)).map((hit) => hit.session)).toEqual(["s9"]);
   });
 
-  it("fuseRankings: a hit both rankings hold outranks one only the first holds; one ranking is kept as it is", () => {
+  it("fuseRankings: a hit both rankings hold outranks one only the first holds; ties go to the newer message", () => {
     const hit = (session: string, score: number) => ({ session, position: 0, at: 1, score });
     const fused = fuseRankings([{ hits: [hit("a", 9), hit("b", 8), hit("c", 7)], weight: 1 }, { hits: [hit("c", 0.9), hit("d", 0.8)], weight: 1 }], 3);
     expect(fused.map((h) => h.session)).toEqual(["c", "a", "b"]);
     expect(fused[0]?.score).toBeCloseTo(1 / 63 + 1 / 61, 10);
-    expect(fuseRankings([{ hits: [hit("x", 0.4), hit("y", 0.3)], weight: 1 }], 1)).toEqual([hit("x", 0.4)]);
+    const tied = fuseRankings([{ hits: [hit("x", 0.4)], weight: 1 }, { hits: [{ ...hit("y", 0.3), at: 2 }], weight: 1 }], 2);
+    expect(tied.map((h) => h.session)).toEqual(["y", "x"]);
   });
 
   it("recallMemory refuses a negative or non-numeric weight", () => {
@@ -181,12 +206,15 @@ describe("long-term memory, erased", () => {
     expect((await store.recallIndex().search(scope, embeddings.vector(said), 10)).length).toBe(4); // c1 and c2, each a human and an AI message
     const vectorBytes = Buffer.from(unitVector(embeddings.vector(`Human: ${said}`)).buffer); // the whole row value: mostly zeros, so no shorter piece is telling
     const holding = (needle: string | Buffer) => filesHolding(dir, needle as string);
+    const term = contentWords(sentinel)[0] as string; // the word as the lexical index keeps it: lowercased, stemmed
     expect(holding(sentinel).length).toBeGreaterThan(0);
     expect(holding(vectorBytes).length).toBeGreaterThan(0);
+    expect(holding(term).length).toBeGreaterThan(0);
 
     expect(await store.delete({ userId: "ada" })).toBe(4); // three conversations and the scope record
     expect(holding(sentinel)).toEqual([]);
     expect(holding(vectorBytes)).toEqual([]);
+    expect(holding(term)).toEqual([]);
     expect(await store.recallIndex().search(scope, embeddings.vector(said), 10)).toEqual([]);
     expect(await facts.facts(store, { userId: "ada" })).toEqual([]);
     expect((await facts.facts(store, { userId: "bob" })).map((fact) => fact.statement)).toEqual(["Bob lives in Oslo"]);
@@ -214,6 +242,7 @@ describe("recall under encryption", () => {
     expect(filesHolding(dir, vector as unknown as string)).toEqual([]);
     expect(filesHolding(dir, vector.toString("base64").slice(0, 400))).toEqual([]);
     expect(filesHolding(dir, "Dune")).toEqual([]);
+    expect(filesHolding(dir, "herbert")).toEqual([]); // nor a term as the lexical index keeps it
 
     // A new store and a new memory (as after a restart) recall what was embedded before it.
     const second = encryptStore(createSqliteStore({ path }), options);

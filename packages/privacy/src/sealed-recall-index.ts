@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import {
   type JsonValue,
+  HeldRecallItems,
   MemoriaError,
-  TermIndex,
   type RecallHit,
   type RecallIndex,
   type RecallItem,
@@ -10,9 +10,7 @@ import {
   checkRecallK,
   checkRecallSelector,
   decodeSessionKey,
-  dotProduct,
   randomId,
-  topK,
   unitVector,
 } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
@@ -35,21 +33,6 @@ interface Chunk {
 /** A scope record as the sealing calls name it: see `SealingContext.stored`. */
 type Stored = ReturnType<SealingContext["stored"]>;
 
-interface Held {
-  session: string;
-  position: number;
-  at: number;
-  vector: Float32Array;
-}
-
-/** A scope's opened items by id, and their terms. */
-interface Opened {
-  items: Map<string, Held>;
-  terms: TermIndex<Held>;
-}
-
-const hitOf = (item: Held, score: number): RecallHit => ({ session: item.session, position: item.position, at: item.at, score });
-
 const chunkName = (session: string) => CHUNK_PREFIX + createHash("sha256").update(session).digest("hex").slice(0, 40);
 const vectorText = (vector: Float32Array) => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64");
 
@@ -62,14 +45,15 @@ function vectorOf(text: string): Float32Array {
  * The recall index of an encrypted store: a scope's vectors and terms (embeddings
  * can be inverted into text, and terms are its words, so both are sealed like the
  * text) live in its scope record as sealed state values, one per session, and are
- * searched in a copy opened in this process: vectors by an exact scan, terms by BM25. The copy is checked against the scope's version (one small
- * state read) before each search, so vectors indexed by another process are seen.
+ * searched in a copy opened in this process (`HeldRecallItems`: vectors by an exact
+ * scan, terms by BM25). The copy is checked against the scope's version (one small
+ * state read) before each search, so items indexed by another process are seen.
  * Nothing of it is in the clear, and `delete({ userId })`, `rekey()` and a TTL reach
  * it with the scope record.
  */
 export class SealedRecallIndex implements RecallIndex {
   readonly name = "sealed";
-  readonly #cache = new Map<string, { version: string; opened: Opened }>();
+  readonly #cache = new Map<string, { version: string; opened: HeldRecallItems }>();
 
   constructor(private readonly ctx: SealingContext) {
     if (!ctx.inner.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`);
@@ -84,7 +68,9 @@ export class SealedRecallIndex implements RecallIndex {
           const name = chunkName(item.session);
           const chunk = chunks.get(name) ?? { s: item.session, i: [] };
           chunk.i = chunk.i.filter(([position]) => position !== item.position);
-          chunk.i.push(item.terms ? [item.position, item.at, vectorText(unitVector(item.vector)), [...item.terms]] : [item.position, item.at, vectorText(unitVector(item.vector))]);
+          const entry: Chunk["i"][number] = [item.position, item.at, vectorText(unitVector(item.vector))];
+          if (item.terms) entry.push([...item.terms]);
+          chunk.i.push(entry);
           chunks.set(name, chunk);
         }
         return [...new Set(scoped.map((item) => chunkName(item.session)))];
@@ -94,17 +80,12 @@ export class SealedRecallIndex implements RecallIndex {
 
   async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
     checkRecallK(k);
-    const { items } = await this.#opened(scope);
-    const query = unitVector(vector);
-    function* scored(): Generator<RecallHit> {
-      for (const item of items.values()) yield hitOf(item, dotProduct(item.vector, query));
-    }
-    return topK(scored(), k);
+    return (await this.#opened(scope)).nearest(vector, k);
   }
 
   async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
     checkRecallK(k);
-    return (await this.#opened(scope)).terms.search(terms, k).map(({ value, score }) => hitOf(value, score));
+    return (await this.#opened(scope)).matching(terms, k);
   }
 
   async remove(selector: RecallSelector): Promise<number> {
@@ -130,20 +111,15 @@ export class SealedRecallIndex implements RecallIndex {
   }
 
   /** The scope's items, from the cached copy if the scope's version has not moved since it was opened. */
-  async #opened(scope: string): Promise<Opened> {
+  async #opened(scope: string): Promise<HeldRecallItems> {
     const s = this.#record(scope);
     const version = await this.ctx.inner.getState(s.stored, VERSION_STATE);
     const opened = version === undefined ? undefined : ((await this.#open(s, VERSION_STATE, version)) as string);
     const cached = this.#cache.get(scope);
     if (opened !== undefined && cached?.version === opened) return cached.opened;
-    const fresh: Opened = { items: new Map(), terms: new TermIndex() };
+    const fresh = new HeldRecallItems();
     for (const chunk of (await this.#chunks(s)).values()) {
-      for (const [position, at, vector, terms] of chunk.i) {
-        const id = `${chunk.s}\u0000${position}`;
-        const held = { session: chunk.s, position, at, vector: vectorOf(vector) };
-        fresh.items.set(id, held);
-        if (terms) fresh.terms.set(id, held, terms);
-      }
+      for (const [position, at, vector, terms] of chunk.i) fresh.set({ session: chunk.s, position, at, vector: vectorOf(vector) }, terms);
     }
     if (opened !== undefined) this.#cache.set(scope, { version: opened, opened: fresh });
     return fresh;

@@ -1,4 +1,4 @@
-import { BM25_B, BM25_K1, type RecallHit, type RecallItem, distinctTerms } from "@memoria/core";
+import { BM25_B, BM25_K1, type RecallHit, type RecallItem, distinctTerms, termCounts } from "@memoria/core";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 
@@ -12,13 +12,6 @@ interface ScoreRow {
   score: number | string;
 }
 
-/** Each term with how often it occurs in the message. */
-function counted(terms: readonly string[]): [string, number][] {
-  const counts = new Map<string, number>();
-  for (const term of terms) if (term !== "") counts.set(term, (counts.get(term) ?? 0) + 1);
-  return [...counts];
-}
-
 /**
  * Writes an item's terms beside its vector row, inside the upsert's transaction: the
  * old ones go first, and the new are copied from the row only if the row is there
@@ -26,7 +19,7 @@ function counted(terms: readonly string[]): [string, number][] {
  */
 export function* writeTerms(t: Tables, item: RecallItem): SqlProgram<void> {
   yield* run(`DELETE FROM ${t.recallTerms} WHERE session_id = ? AND position = ?`, [item.session, item.position]);
-  const rows = counted(item.terms ?? []);
+  const rows = [...termCounts(item.terms ?? [])];
   for (let from = 0; from < rows.length; from += TERMS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + TERMS_PER_STATEMENT);
     yield* run(

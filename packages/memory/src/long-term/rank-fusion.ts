@@ -16,7 +16,6 @@ const RRF_K = 60;
  * the later message (the newer said).
  */
 export function fuseRankings(lists: readonly RankedList[], k: number): RecallHit[] {
-  if (lists.length === 1) return (lists[0] as RankedList).hits.slice(0, k);
   const fused = new Map<string, RecallHit>();
   for (const { hits, weight } of lists) {
     hits.forEach((hit, rank) => {

@@ -18,7 +18,7 @@ import { linesOf, textOfMessages } from "../extraction.js";
 import { contentWords } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
 import { defaultIndex } from "./default-index.js";
-import { type RankedList, fuseRankings } from "./rank-fusion.js";
+import { fuseRankings } from "./rank-fusion.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
@@ -173,21 +173,27 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
 
   /**
    * The scope's best `depth` hits for `query`: the lexical ranking (where the index
-   * has one) and the vector ranking, each asked for twice as many, fused. Vectors
+   * has one) and the vector ranking fused, each asked for twice as many. Vectors
    * weighted 0 are still searched when words find nothing (a query of stop words
    * only, an index with no lexical search, items indexed before terms were kept).
    */
   async function ranked(index: RecallIndex, scopeId: string, query: string, depth: number): Promise<RecallHit[]> {
-    const terms = contentWords(query);
-    const byWords = weights.lexical > 0 && index.searchTerms && terms.length > 0 ? index.searchTerms(scopeId, terms, 2 * depth) : undefined;
-    const byVector = async (): Promise<RecallHit[]> => (await index.search(scopeId, await options.embeddings.embedQuery(query), 2 * depth)).filter((hit) => hit.score >= minScore);
-    if (weights.vector === 0) {
-      const found = await byWords;
-      return found?.length ? found.slice(0, depth) : (await byVector()).slice(0, depth);
+    const searchTerms = weights.lexical > 0 ? index.searchTerms?.bind(index) : undefined;
+    const terms = searchTerms ? contentWords(query) : [];
+    const byWords = async (n: number) => (searchTerms && terms.length > 0 ? searchTerms(scopeId, terms, n) : []);
+    const byVector = async (n: number) => (await index.search(scopeId, await options.embeddings.embedQuery(query), n)).filter((hit) => hit.score >= minScore);
+    if (weights.vector === 0 || terms.length === 0) {
+      const found = await byWords(depth);
+      return found.length > 0 ? found : byVector(depth);
     }
-    const lists: Promise<RankedList>[] = [byVector().then((hits) => ({ hits, weight: weights.vector }))];
-    if (byWords) lists.push(byWords.then((hits) => ({ hits, weight: weights.lexical })));
-    return fuseRankings(await Promise.all(lists), depth);
+    const [words, vectors] = await Promise.all([byWords(2 * depth), byVector(2 * depth)]);
+    return fuseRankings(
+      [
+        { hits: vectors, weight: weights.vector },
+        { hits: words, weight: weights.lexical },
+      ],
+      depth,
+    );
   }
 
   /** The nearest hits in the scope, less those `recentFrom` says the prompt has (read only when a hit is in `here`). */

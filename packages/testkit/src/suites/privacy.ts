@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { HumanMessage } from "@langchain/core/messages";
-import { type HistoryStore, scopeKeyOf } from "@memoria/core";
+import { type HistoryStore, encodeSessionKey, scopeKeyOf } from "@memoria/core";
 import { type EncryptionOptions, encryptStore, guardStore, redactStore } from "@memoria/privacy";
 import { describe, expect, it } from "vitest";
 import { numbered, transcript } from "../fixtures.js";
@@ -92,6 +92,10 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       await underA.setState(memory, "profile", "Ada, in Lisbon");
       await underA.setInfo(memory, { title: "Ada's memory" });
       await underA.setState(team, "facts", { facts: [{ statement: "the team ships on Fridays" }] });
+      // Recall's sealed index (vectors and words) lives in the same scope record.
+      const recallScope = encodeSessionKey(memory);
+      const indexed = { scope: recallScope, session: encodeSessionKey(sessions[0]!), position: 0, at: 1, vector: [1, 0], terms: ["lisbon"] };
+      await underA.recallIndex().upsert([indexed]);
       const both = encryptStore(inner(), { ...hashed, keys: { A: keys.A, B: keys.B }, activeKeyId: "B" });
       await both.append(sessions[0]!, numbered(1, 3)); // old sessions stay writable meanwhile
       const stopper = new AbortController();
@@ -110,6 +114,9 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       expect(await onlyB.getAllState(memory)).toEqual({ facts: { facts: [{ statement: "Ada lives in Lisbon" }] }, profile: "Ada, in Lisbon" });
       expect(await onlyB.info(memory)).toMatchObject({ title: "Ada's memory" });
       expect(await onlyB.getState(team, "facts")).toEqual({ facts: [{ statement: "the team ships on Fridays" }] });
+      const found = { session: indexed.session, position: 0, at: 1 };
+      expect(await onlyB.recallIndex().searchTerms!(recallScope, ["lisbon"], 5)).toEqual([{ ...found, score: expect.any(Number) }]);
+      expect(await onlyB.recallIndex().search(recallScope, [1, 0], 5)).toEqual([{ ...found, score: expect.closeTo(1, 5) }]);
       const listed = (await onlyB.list({ userId })).sessions.map((k) => k.conversationId).sort();
       expect(listed).toEqual(["c1", "c2", "c3"]);
       const onlyA = encryptStore(inner(), { ...hashed, keys: { A: keys.A }, activeKeyId: "A" });
