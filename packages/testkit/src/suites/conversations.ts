@@ -107,7 +107,7 @@ export function conversationsSuite(setup: StoreSuiteSetup): void {
         await store().append(key, numbered(1));
         await tick();
       }
-      await store().append({ userId: "someone else", conversationId: "a" }, numbered(1));
+      await store().append({ userId: `someone-else-${crypto.randomUUID()}`, conversationId: "a" }, numbered(1));
       await store().append(keys[1] as (typeof keys)[number], numbered(2)); // b becomes the newest
       const order = ["b", "e", "d", "c", "a"];
       for (const limit of [1, 2, 5, 100]) {
