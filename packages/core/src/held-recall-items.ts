@@ -1,5 +1,5 @@
 import { TermIndex } from "./lexical-ranking.js";
-import { type RecallHit, dotProduct, topK, unitVector } from "./recall-index.js";
+import { type QueryTerm, type RecallHit, dotProduct, topK, unitVector } from "./recall-index.js";
 
 /** An item as held in this process: its vector already a unit Float32Array. */
 export interface HeldRecallItem {
@@ -55,7 +55,7 @@ export class HeldRecallItems {
   }
 
   /** The `k` items whose terms best match `terms` (BM25), best first; items sharing none are left out. */
-  matching(terms: readonly string[], k: number): RecallHit[] {
-    return this.#terms.search(terms, k).map(({ value, score }) => hitOf(value, score));
+  matching(query: readonly (string | QueryTerm)[], k: number): RecallHit[] {
+    return this.#terms.search(query, k).map(({ value, score }) => hitOf(value, score));
   }
 }

@@ -29,8 +29,8 @@ export {
 } from "./session-key.js";
 export { type EverySessionOptions, everySession } from "./every-session.js";
 export { SCOPE_FIELD, checkScopeFields, isScopeKey, listedBy, scopeFilterOf, scopeKeyOf, withoutScopes } from "./scope-key.js";
-export { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, topK, unitVector } from "./recall-index.js";
-export { BM25_B, BM25_K1, distinctTerms, termCounts } from "./lexical-ranking.js";
+export { type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, topK, unitVector } from "./recall-index.js";
+export { BM25_B, BM25_K1, type QueryGroup, queryGroups, termCounts } from "./lexical-ranking.js";
 export { type HeldRecallItem, HeldRecallItems } from "./held-recall-items.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
 export {

@@ -1,4 +1,5 @@
-import { topK } from "./recall-index.js";
+import { MemoriaError } from "./errors.js";
+import { type QueryTerm, topK } from "./recall-index.js";
 
 /**
  * BM25's term-frequency saturation and length normalization. `b` is below the usual
@@ -27,9 +28,30 @@ export function termCounts(terms: readonly string[]): Map<string, number> {
   return counts;
 }
 
-/** Each distinct term once (a query's repeats add nothing), empty ones out. */
-export function distinctTerms(terms: readonly string[]): string[] {
-  return [...new Set(terms)].filter((term) => term !== "");
+/** One word of a query as ranked: its forms, each with its weight (the word's own is 1). */
+export type QueryGroup = readonly { term: string; weight: number }[];
+
+/**
+ * A query's words as groups of forms: a word given twice once, empty terms out; a
+ * weight that is not a finite number >= 0 is a typed error naming it.
+ */
+export function queryGroups(query: readonly (string | QueryTerm)[]): QueryGroup[] {
+  const seen = new Set<string>();
+  const groups: QueryGroup[] = [];
+  for (const entry of query) {
+    const { term, alternatives = [] } = typeof entry === "string" ? { term: entry } : entry;
+    if (term === "" || seen.has(term)) continue;
+    seen.add(term);
+    const forms = [{ term, weight: 1 }];
+    for (const alternative of alternatives) {
+      if (!(Number.isFinite(alternative.weight) && alternative.weight >= 0)) {
+        throw new MemoriaError("INVALID_ARGUMENT", `searchTerms: the weight of "${alternative.term}" (for "${term}") must be a number >= 0, got ${alternative.weight}.`);
+      }
+      if (alternative.term !== "" && alternative.weight > 0 && !forms.some((form) => form.term === alternative.term)) forms.push(alternative);
+    }
+    groups.push(forms);
+  }
+  return groups;
 }
 
 interface Held<T> {
@@ -75,18 +97,22 @@ export class TermIndex<T> {
     this.#totalLength -= held.length;
   }
 
-  /** The `k` items best matching `terms`, best first; items sharing none are left out. */
-  search(terms: readonly string[], k: number): { value: T; score: number }[] {
+  /** The `k` items best matching `query`, best first; items sharing no term are left out. */
+  search(query: readonly (string | QueryTerm)[], k: number): { value: T; score: number }[] {
     const average = this.#totalLength / (this.#items.size || 1);
     const scores = new Map<string, number>();
-    for (const term of distinctTerms(terms)) {
-      const holders = this.#postings.get(term);
-      if (!holders) continue;
-      const weight = termWeight(this.#items.size, holders.size);
-      for (const id of holders) {
-        const held = this.#items.get(id) as Held<T>;
-        scores.set(id, (scores.get(id) ?? 0) + termScore(weight, held.counts.get(term) as number, held.length, average));
+    for (const group of queryGroups(query)) {
+      const best = new Map<string, number>();
+      for (const { term, weight } of group) {
+        const holders = this.#postings.get(term);
+        if (!holders) continue;
+        const idf = weight * termWeight(this.#items.size, holders.size);
+        for (const id of holders) {
+          const held = this.#items.get(id) as Held<T>;
+          best.set(id, Math.max(best.get(id) ?? 0, termScore(idf, held.counts.get(term) as number, held.length, average)));
+        }
       }
+      for (const [id, score] of best) scores.set(id, (scores.get(id) ?? 0) + score);
     }
     const items = this.#items;
     function* scored() {

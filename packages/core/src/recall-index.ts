@@ -32,6 +32,16 @@ export interface RecallHit {
   score: number;
 }
 
+/**
+ * A word of a lexical query with what may stand in for it (a synonym, a topic):
+ * an item scores the best of the word's own BM25 share and each alternative's
+ * times its weight, so one word counts once however many of its forms an item holds.
+ */
+export interface QueryTerm {
+  term: string;
+  alternatives?: readonly { term: string; weight: number }[];
+}
+
 /** Which items `remove` drops: every given condition must hold. */
 export interface RecallSelector {
   scope?: string;
@@ -53,11 +63,12 @@ export interface RecallIndex {
   /** The `k` items of `scope` nearest to `vector`, nearest first. */
   search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]>;
   /**
-   * The `k` items of `scope` whose terms best match `terms`, by BM25 (Okapi BM25 with
-   * `BM25_K1` and `BM25_B`, over the scope's items), best first; items sharing no
-   * term are not returned. Optional: an index without it is searched by vector alone.
+   * The `k` items of `scope` whose terms best match `query`, by BM25 (Okapi BM25 with
+   * `BM25_K1` and `BM25_B`, over the scope's items; a word given twice counts once;
+   * a `QueryTerm` scores its best form), best first; items sharing no term are not
+   * returned. Optional: an index without it is searched by vector alone.
    */
-  searchTerms?(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]>;
+  searchTerms?(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]>;
   /** Removes the items the selector names (at least one condition); resolves with how many. */
   remove(selector: RecallSelector): Promise<number>;
 }

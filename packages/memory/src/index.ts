@@ -27,7 +27,7 @@ export { ENTITY_EXTRACTION_PROMPT, ENTITY_SUMMARY_PROMPT, type EntityMemoryOptio
 export { type KnowledgeGraphMemoryOptions, TRIPLE_EXTRACTION_PROMPT, type Triple, knowledgeGraphMemory } from "./knowledge-graph-memory.js";
 export { type VectorRecallMemoryOptions, vectorRecallMemory } from "./vector-recall-memory.js";
 export { HashingEmbeddings } from "./hashing-embeddings.js";
-export { contentWords, stem } from "./lexical-terms.js";
+export { TOPIC_WEIGHT, contentWords, recallQuery, recallTerms, stem } from "./lexical-terms.js";
 export {
   ConversationKGMemory,
   type ConversationKGMemoryInput,

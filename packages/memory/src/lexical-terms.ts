@@ -1,3 +1,6 @@
+import type { QueryTerm } from "@memoria/core";
+import { CONCEPTS } from "./concept-lexicon.js";
+
 /**
  * Stop words: function words, and the words questions are made of ("when did",
  * "which", "who"). Questions say those and statements rarely do, so left in they
@@ -34,4 +37,38 @@ export function stem(word: string): string {
 /** A text's content words, lowercased and stemmed ("visited" and "visits" → "visit"), stop words left out: the terms recall's lexical index keeps. */
 export function contentWords(text: string): string[] {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOP.has(word)).map(stem);
+}
+
+/** Each stemmed word's topics, as the terms recall indexes for them ("~pet" for "puppy" and "dog"). */
+const TOPICS = (() => {
+  const topics = new Map<string, string[]>();
+  for (const [topic, words] of Object.entries(CONCEPTS)) {
+    for (const word of words.split(" ")) {
+      const held = topics.get(stem(word)) ?? [];
+      if (!held.includes(`~${topic}`)) topics.set(stem(word), [...held, `~${topic}`]);
+    }
+  }
+  return topics;
+})();
+
+/**
+ * What a topic match counts against the word's own: chosen on the recall-quality
+ * set (`pnpm bench --only W8`), where at 0.8 a question finds turns that never say
+ * its words without pushing out the turns that do.
+ */
+export const TOPIC_WEIGHT = 0.8;
+
+/**
+ * The terms recall keeps for a message: its content words, then a term for each
+ * topic of `concept-lexicon.ts` they touch, once per topic ("~" cannot start a
+ * word, so no word meets a topic by chance).
+ */
+export function recallTerms(text: string): string[] {
+  const words = contentWords(text);
+  return [...words, ...new Set(words.flatMap((word) => TOPICS.get(word) ?? []))];
+}
+
+/** A question as recall asks its lexical index: each content word, or failing it one of its topics at `TOPIC_WEIGHT`. */
+export function recallQuery(text: string): QueryTerm[] {
+  return contentWords(text).map((term) => ({ term, alternatives: (TOPICS.get(term) ?? []).map((topic) => ({ term: topic, weight: TOPIC_WEIGHT })) }));
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import {
+  type QueryTerm,
   type JsonValue,
   HeldRecallItems,
   MemoriaError,
@@ -83,9 +84,9 @@ export class SealedRecallIndex implements RecallIndex {
     return (await this.#opened(scope)).nearest(vector, k);
   }
 
-  async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+  async searchTerms(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
     checkRecallK(k);
-    return (await this.#opened(scope)).matching(terms, k);
+    return (await this.#opened(scope)).matching(query, k);
   }
 
   async remove(selector: RecallSelector): Promise<number> {

@@ -1,4 +1,4 @@
-import { type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
+import { type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
 import type { Tables } from "./schema.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
@@ -69,10 +69,10 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         .sort((a, b) => b.score - a.score)
         .slice(0, k);
     },
-    async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+    async searchTerms(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
       checkRecallK(k);
       await ready();
-      return searchTerms(dialect, t, scope, terms, k);
+      return searchTerms(dialect, t, scope, query, k);
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);

@@ -1,4 +1,4 @@
-import { BM25_B, BM25_K1, type RecallHit, type RecallItem, distinctTerms, termCounts } from "@memoria/core";
+import { BM25_B, BM25_K1, type QueryTerm, type RecallHit, type RecallItem, queryGroups, termCounts } from "@memoria/core";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 
@@ -33,35 +33,43 @@ export function* writeTerms(t: Tables, item: RecallItem): SqlProgram<void> {
 }
 
 /**
- * The scope's `k` items best matching `terms` by BM25, ranked in the engine in one
- * statement: each term's weight from how many of the scope's items hold it (the
- * primary key's (scope, term) prefix), then each item's score summed over the
- * postings of those terms alone; the vector rows are read for the top `k` only.
- * The same formula as `TermIndex` (core's lexical-ranking.ts).
+ * The scope's `k` items best matching `query` by BM25, ranked in the engine in one
+ * statement: each asked term's weight from how many of the scope's items hold it
+ * (the primary key's (scope, term) prefix) times its form's weight, each item's
+ * share per query word the best of that word's forms, summed over the words; the
+ * vector rows are read for the top `k` only. The same formula as `TermIndex`
+ * (core's lexical-ranking.ts).
  */
-export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
-  const wanted = distinctTerms(terms).slice(0, Math.floor((dialect.maxParams - 8) / 2));
-  if (wanted.length === 0 || k === 0) return [];
-  const list = wanted.map(() => "CAST(? AS TEXT)").join(", ");
+export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
+  const asked = queryGroups(query)
+    .flatMap((forms, word) => forms.map(({ term, weight }) => [word, term, weight] as const))
+    .slice(0, Math.floor((dialect.maxParams - 8) / 3));
+  if (asked.length === 0 || k === 0) return [];
   const rows = await dialect.execute<ScoreRow[]>({
     kind: "all",
     sql: `WITH stats AS (SELECT COUNT(*) AS items, AVG(terms) AS average FROM ${t.recall} WHERE scope_id = ? AND terms IS NOT NULL),
+      asked (word, term, weight) AS (VALUES ${asked.map(() => "(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))").join(", ")}),
       weights AS (
-        SELECT h.term, ln(1 + (stats.items - h.holding + 0.5) / (h.holding + 0.5)) AS weight, stats.average AS average
-        FROM (SELECT term, COUNT(*) AS holding FROM ${t.recallTerms} WHERE scope_id = ? AND term IN (${list}) GROUP BY term) h, stats
+        SELECT asked.word, h.term, asked.weight * ln(1 + (stats.items - h.holding + 0.5) / (h.holding + 0.5)) AS weight, stats.average AS average
+        FROM (SELECT term, COUNT(*) AS holding FROM ${t.recallTerms} WHERE scope_id = ? AND term IN (SELECT term FROM asked) GROUP BY term) h
+        JOIN asked ON asked.term = h.term CROSS JOIN stats
+      ),
+      shares AS (
+        SELECT p.session_id, p.position,
+          MAX(w.weight * p.n * ${BM25_K1 + 1} / (p.n + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.length / w.average))) AS share
+        FROM weights w CROSS JOIN ${t.recallTerms} p WHERE p.scope_id = ? AND p.term = w.term
+        GROUP BY p.session_id, p.position, w.word
       ),
       best AS (
-        SELECT p.session_id, p.position,
-          SUM(w.weight * p.n * ${BM25_K1 + 1} / (p.n + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * p.length / w.average))) AS score
-        FROM weights w CROSS JOIN ${t.recallTerms} p WHERE p.scope_id = ? AND p.term = w.term
-        GROUP BY p.session_id, p.position
-        ORDER BY score DESC, p.session_id DESC, p.position DESC
+        SELECT session_id, position, SUM(share) AS score FROM shares
+        GROUP BY session_id, position
+        ORDER BY score DESC, session_id DESC, position DESC
         LIMIT ?
       )
       SELECT best.session_id, best.position, r.at, best.score
       FROM best JOIN ${t.recall} r ON r.session_id = best.session_id AND r.position = best.position
       ORDER BY best.score DESC, r.at DESC, best.position DESC`,
-    params: [scope, scope, ...wanted, scope, k],
+    params: [scope, ...asked.flat(), scope, scope, k],
   });
   return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: Number(row.score) }));
 }

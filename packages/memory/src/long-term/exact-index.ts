@@ -1,4 +1,4 @@
-import { HeldRecallItems, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, unitVector } from "@memoria/core";
+import { HeldRecallItems, type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, unitVector } from "@memoria/core";
 
 /**
  * Every vector in this process's memory, searched by an exact scan (a dot product
@@ -23,9 +23,9 @@ export function exactIndex(): RecallIndex {
       checkRecallK(k);
       return scopes.get(scope)?.nearest(vector, k) ?? [];
     },
-    async searchTerms(scope: string, terms: readonly string[], k: number): Promise<RecallHit[]> {
+    async searchTerms(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
       checkRecallK(k);
-      return scopes.get(scope)?.matching(terms, k) ?? [];
+      return scopes.get(scope)?.matching(query, k) ?? [];
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);

@@ -15,7 +15,7 @@ import {
   scopeKeyOf,
 } from "@memoria/core";
 import { linesOf, textOfMessages } from "../extraction.js";
-import { contentWords } from "../lexical-terms.js";
+import { recallQuery, recallTerms } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
 import { defaultIndex } from "./default-index.js";
 import { fuseRankings } from "./rank-fusion.js";
@@ -130,7 +130,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       async process(batch) {
         const index = indexFor(batch.store);
         const kept = batch.messages.flatMap((message, i) =>
-          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() ? [{ position: batch.first + i, text: linesOf([message]), terms: contentWords(textOfMessages([message])) }] : [],
+          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() ? [{ position: batch.first + i, text: linesOf([message]), terms: recallTerms(textOfMessages([message])) }] : [],
         );
         if (kept.length > 0) {
           const vectors = await options.embeddings.embedDocuments(kept.map((item) => item.text));
@@ -179,7 +179,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
    */
   async function ranked(index: RecallIndex, scopeId: string, query: string, depth: number): Promise<RecallHit[]> {
     const searchTerms = weights.lexical > 0 ? index.searchTerms?.bind(index) : undefined;
-    const terms = searchTerms ? contentWords(query) : [];
+    const terms = searchTerms ? recallQuery(query) : [];
     const byWords = async (n: number) => (searchTerms && terms.length > 0 ? searchTerms(scopeId, terms, n) : []);
     const byVector = async (n: number) => (await index.search(scopeId, await options.embeddings.embedQuery(query), n)).filter((hit) => hit.score >= minScore);
     if (weights.vector === 0 || terms.length === 0) {

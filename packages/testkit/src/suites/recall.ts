@@ -54,6 +54,29 @@ export function recallSuite(setup: StoreSuiteSetup): void {
       await expect(index.searchTerms!(scope, ["pretzel"], -1)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     });
 
+    it("scores a query word by its best form: an alternative finds items without the word, at its weight, and never adds to the word itself", async (ctx) => {
+      const index = indexOf(() => ctx.skip());
+      const { scope, sessions } = await userWithConversations(store());
+      const [c1, c2] = sessions as [string, string];
+      await index.upsert([
+        item(scope, c1, 0, ["dog", "~pet"]),
+        item(scope, c1, 1, ["puppy", "~pet"]),
+        item(scope, c1, 2, ["weather"]),
+        item(scope, c2, 0, ["bus", "~transport"]),
+      ]);
+      const dog = (weight: number) => [{ term: "dog", alternatives: [{ term: "~pet", weight }] }];
+      const [word, topic] = await index.searchTerms!(scope, dog(0.5), 10);
+      expect(places([word, topic] as { session: string; position: number }[])).toEqual([`${c1}#0`, `${c1}#1`]);
+      // The item holding the word scores the word alone (its topic is not added), the other the topic at half weight.
+      const alone = (await index.searchTerms!(scope, ["dog"], 10))[0] as { score: number };
+      const topicAlone = (await index.searchTerms!(scope, ["~pet"], 10))[0] as { score: number };
+      expect(word?.score).toBeCloseTo(alone.score, 6);
+      expect(topic?.score).toBeCloseTo(topicAlone.score / 2, 6);
+      expect(places(await index.searchTerms!(scope, dog(0), 10))).toEqual([`${c1}#0`]);
+      expect(places(await index.searchTerms!(scope, [...dog(0.5), "bus"], 10)).sort()).toEqual([`${c1}#0`, `${c1}#1`, `${c2}#0`].sort());
+      await expect(index.searchTerms!(scope, dog(Number.NaN), 10)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("~pet") });
+    });
+
     it("replaces an item's words when it is indexed again; an item given none is found by vector only", async (ctx) => {
       const index = indexOf(() => ctx.skip());
       const { scope, sessions } = await userWithConversations(store());
