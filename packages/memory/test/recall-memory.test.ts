@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Embeddings } from "@langchain/core/embeddings";
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
 import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf, unitVector } from "@memoria/core";
 import { encryptStore } from "@memoria/privacy";
@@ -57,6 +57,25 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
     await say("bob", "c2", "Tell me about my dog.");
     expect(chat.lastSystem()).toContain("Human: Our neighbour's dog barks all night.");
     await recall.idle();
+    await store.close();
+  });
+
+  it("shows two passages of one conversation each with its own messages (the conversation read once)", async () => {
+    const store = makeStore();
+    const recall = recallMemory({ embeddings, scope: ["userId"], k: 2, range: { before: 0, after: 1 } });
+    const key = { userId: "ada", conversationId: "c1" };
+    const lines = ["The violin lesson went well.", "ok", "Lunch was soup.", "fine", "The lighthouse tour is on Sunday.", "great", "Bye."];
+    await store.append(key, lines.map((line, i) => (i % 2 ? new AIMessage(line) : new HumanMessage(line))));
+    await recall.resume(store, { userId: "ada" });
+    const reads: unknown[] = [];
+    const read = store.read.bind(store);
+    store.read = (...args) => (reads.push(args), read(...args));
+    const found = await recall.search(store, { userId: "ada" }, "violin lighthouse");
+    expect(found.map((passage) => [passage.from, passage.to, passage.messages.map((message) => message.content)])).toEqual([
+      [0, 1, ["The violin lesson went well.", "ok"]],
+      [4, 5, ["The lighthouse tour is on Sunday.", "great"]],
+    ]);
+    expect(reads).toHaveLength(1);
     await store.close();
   });
 

@@ -162,13 +162,29 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     return out.sort((a, b) => a.at - b.at);
   }
 
-  /** The passage with its messages, or nothing if they are gone (erased, edited away). */
-  async function withMessages(store: HistoryStore, passage: Passage): Promise<RecalledPassage | undefined> {
-    const session = decodeSessionKey(passage.session);
-    const total = await store.count(session);
-    if (passage.from >= total) return undefined;
-    const messages = (await store.read(session, { last: total - passage.from })).slice(0, passage.to - passage.from + 1);
-    return { session, conversation: passage.session, from: passage.from, to: passage.from + messages.length - 1, at: passage.at, score: passage.score, messages };
+  /**
+   * The passages with their messages, those gone (erased, edited away) left out:
+   * one count and one read per conversation, from its first passage on, however
+   * many passages it holds.
+   */
+  async function withMessages(store: HistoryStore, found: Passage[]): Promise<RecalledPassage[]> {
+    const bySession = new Map<string, Passage[]>();
+    for (const passage of found) bySession.set(passage.session, [...(bySession.get(passage.session) ?? []), passage]);
+    const read = new Map<string, { total: number; from: number; messages: BaseMessage[] }>();
+    await Promise.all(
+      [...bySession].map(async ([encoded, list]) => {
+        const session = decodeSessionKey(encoded);
+        const total = await store.count(session);
+        const from = Math.min(...list.map((passage) => passage.from));
+        read.set(encoded, { total, from, messages: from < total ? await store.read(session, { last: total - from }) : [] });
+      }),
+    );
+    return found.flatMap((passage) => {
+      const { total, from, messages } = read.get(passage.session) as { total: number; from: number; messages: BaseMessage[] };
+      if (passage.from >= total) return [];
+      const shown = messages.slice(passage.from - from, passage.to - from + 1);
+      return [{ session: decodeSessionKey(passage.session), conversation: passage.session, from: passage.from, to: passage.from + shown.length - 1, at: passage.at, score: passage.score, messages: shown }];
+    });
   }
 
   /**
@@ -202,7 +218,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
     const from = found.some((hit) => hit.session === here) ? await recentFrom() : Number.POSITIVE_INFINITY;
     const hits = found.filter((hit) => !(hit.session === here && hit.position >= from)).slice(0, want);
-    return (await Promise.all(passages(hits).map((passage) => withMessages(store, passage)))).filter((passage) => passage !== undefined);
+    return withMessages(store, passages(hits));
   }
 
   function excerpt(passage: RecalledPassage): string {
