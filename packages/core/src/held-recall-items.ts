@@ -54,7 +54,7 @@ export class HeldRecallItems {
     return topK(scored(), k);
   }
 
-  /** The `k` items whose terms best match `terms` (BM25), best first; items sharing none are left out. */
+  /** The `k` items whose terms best match `query` (BM25, each word by its best form), best first; items sharing none are left out. */
   matching(query: readonly (string | QueryTerm)[], k: number): RecallHit[] {
     return this.#terms.search(query, k).map(({ value, score }) => hitOf(value, score));
   }

@@ -17,9 +17,10 @@ export interface RecallItem {
   at: number;
   vector: readonly number[];
   /**
-   * The message's words as the lexical index keeps them (lowercased, stop words out,
-   * lightly stemmed; recall memory makes them), repeats kept: what `searchTerms`
-   * ranks by. Left out, the item is found by its vector alone.
+   * The message's terms as the lexical index keeps them (recall memory makes them:
+   * its words lowercased, stop words out, lightly stemmed, then a `~topic` term per
+   * topic they touch), repeats kept: what `searchTerms` ranks by. Left out, the item
+   * is found by its vector alone.
    */
   terms?: readonly string[];
 }

@@ -100,7 +100,7 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       )`,
       `CREATE INDEX ${t.recall}_scope ON ${t.recall} (scope_id, at)`,
     ],
-    // 5: recall's lexical index: each embedded message's terms (its words, stemmed) with their counts and the message's
+    // 5: recall's lexical index: each embedded message's terms (its words, stemmed, and its topics) with their counts and the message's
     // length in terms, erased with its vector row. The row's `terms` is that length too; NULL on rows indexed before
     // this, which only vectors find.
     [

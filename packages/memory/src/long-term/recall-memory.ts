@@ -168,22 +168,21 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
    * many passages it holds.
    */
   async function withMessages(store: HistoryStore, found: Passage[]): Promise<RecalledPassage[]> {
-    const bySession = new Map<string, Passage[]>();
-    for (const passage of found) bySession.set(passage.session, [...(bySession.get(passage.session) ?? []), passage]);
-    const read = new Map<string, { total: number; from: number; messages: BaseMessage[] }>();
+    const firstFrom = new Map<string, number>();
+    for (const passage of found) firstFrom.set(passage.session, Math.min(passage.from, firstFrom.get(passage.session) ?? passage.from));
+    const read = new Map<string, { session: SessionKey; total: number; from: number; messages: BaseMessage[] }>();
     await Promise.all(
-      [...bySession].map(async ([encoded, list]) => {
+      [...firstFrom].map(async ([encoded, from]) => {
         const session = decodeSessionKey(encoded);
         const total = await store.count(session);
-        const from = Math.min(...list.map((passage) => passage.from));
-        read.set(encoded, { total, from, messages: from < total ? await store.read(session, { last: total - from }) : [] });
+        read.set(encoded, { session, total, from, messages: from < total ? await store.read(session, { last: total - from }) : [] });
       }),
     );
     return found.flatMap((passage) => {
-      const { total, from, messages } = read.get(passage.session) as { total: number; from: number; messages: BaseMessage[] };
+      const { session, total, from, messages } = read.get(passage.session) as { session: SessionKey; total: number; from: number; messages: BaseMessage[] };
       if (passage.from >= total) return [];
       const shown = messages.slice(passage.from - from, passage.to - from + 1);
-      return [{ session: decodeSessionKey(passage.session), conversation: passage.session, from: passage.from, to: passage.from + shown.length - 1, at: passage.at, score: passage.score, messages: shown }];
+      return [{ session, conversation: passage.session, from: passage.from, to: passage.from + shown.length - 1, at: passage.at, score: passage.score, messages: shown }];
     });
   }
 
