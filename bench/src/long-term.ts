@@ -5,7 +5,7 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, contentWords, exactIndex, factMemory, recallMemory } from "@memoria/memory";
+import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory, recallQuery, recallTerms } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { median, timed } from "./measure.js";
@@ -150,7 +150,7 @@ export interface RecallQueryTime {
   words?: number;
 }
 
-/** Median time of a top-5 query over `items` vectors (256 dimensions, with their words) in one scope: the SQL store's index against the exact scan. */
+/** Median time of a top-5 query over `items` vectors (256 dimensions, with their words and topics as recall keeps them) in one scope, by vector and by words as recall asks: the SQL store's index against the exact scan. */
 export async function recallQueryTime(items: number, runs: number): Promise<RecallQueryTime[]> {
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-vec-"));
   const store = createSqliteStore({ path: join(dir, "history.db") });
@@ -165,7 +165,7 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
       const batch = Array.from({ length: Math.min(1_000, items - from) }, (_, i) => {
         const n = from + i;
         const text = `${words[n % 12]} ${words[(n * 7) % 12]} ${words[(n * 5 + 3) % 12]} note ${n % 997}`;
-        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text), terms: contentWords(text) };
+        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text), terms: recallTerms(text) };
       });
       for (const index of indexes) await index.upsert(batch);
     }
@@ -177,7 +177,7 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
       const times: number[] = [];
       for (const query of queries) times.push(await timed(() => index.search(scope, query, 5)));
       const byWords: number[] = [];
-      if (index.searchTerms) for (const text of texts) byWords.push(await timed(() => index.searchTerms!(scope, contentWords(text), 5)));
+      if (index.searchTerms) for (const text of texts) byWords.push(await timed(() => index.searchTerms!(scope, recallQuery(text), 5)));
       out.push({ index: index.name, items, query: median(times), words: byWords.length ? median(byWords) : undefined });
     }
     return out;
