@@ -1,5 +1,7 @@
-import { MemoriaError, StoreClosedError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
+import { standardForms } from "./sql-forms.js";
+import { poolHolder } from "./pool-holder.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
 interface PgResult {
@@ -104,18 +106,11 @@ function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
-  let pool = options.pool;
-  const owned = pool === undefined;
-  let closed = false;
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const timedOut = (what: string) => () => new TimedOut(`${what} did not answer within ${timeoutMs} ms (operationTimeoutMs)`);
 
-  function open(): PgPoolLike {
-    if (pool) return pool;
-    // A lock released after close (its holder outlived the store) must not open a
-    // new pool, whose idle connections would keep the process alive.
-    if (closed) throw new StoreClosedError("postgres");
+  const pools = poolHolder<PgPoolLike>("postgres", options.pool, () => {
     const pg = loadPeerDependency<PgModule>("pg", "The PostgreSQL store", import.meta.url);
     const created = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10, connectionTimeoutMillis: timeoutMs });
     // An idle connection dropped by the server must not crash the process; the
@@ -126,9 +121,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // with no listener there Node ends the process. The failure still reaches the
     // caller through the next query on that client.
     created.on("connect", (client) => client.on?.("error", () => {}));
-    pool = created;
     return created;
-  }
+  });
 
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
     const result = await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement"));
@@ -138,7 +132,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
 
   /** A pooled client; one that connects after its wait timed out goes back to the pool at once. */
   async function connect(): Promise<PgClientLike> {
-    const connecting = open().connect();
+    const connecting = pools.get().connect();
     try {
       return await withTimeout(connecting, timeoutMs, timedOut("Connecting"));
     } catch (error) {
@@ -183,6 +177,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   }
 
   return {
+    ...standardForms("postgres"),
     engine: "postgres",
     // json, not jsonb: jsonb refuses \u0000 inside strings, which chat content can hold,
     // and the store never queries inside a payload.
@@ -200,10 +195,10 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     convertLockTable: (table) =>
       `DO $$ BEGIN IF (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('${table}')) = 'p' THEN ALTER TABLE ${table} SET UNLOGGED; END IF; END $$`,
     freezeTable: (table) => `LOCK TABLE ${table} IN EXCLUSIVE MODE`,
-    // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/erasure.md.
+    // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/faults-and-erasure.md.
     afterErase: async () => {},
     execute: <T>(step: SqlStep) =>
-      execute(open(), step).then(
+      execute(pools.get(), step).then(
         (result) => result as T,
         (error: unknown) => {
           throw unavailable(error);
@@ -213,14 +208,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     // One advisory lock for every memoria migration in the database: processes
     // starting at once on an empty database create the schema exactly once.
     exclusive: (program) => transaction(program, ["SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["memoria:migrate"]]),
-    async close() {
-      closed = true;
-      if (owned && pool) {
-        const closing = pool;
-        pool = undefined;
-        await closing.end();
-      }
-    },
+    close: () => pools.close(),
   };
 }
 

@@ -35,8 +35,8 @@ function floatsOf(bytes: Uint8Array): Float32Array {
 export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): RecallIndex {
   // An erased session's messages are not indexed: the row would have nothing to belong to.
   const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding, terms)
-    SELECT ?, ?, ?, ?, ?, CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
-    ON CONFLICT (session_id, position) DO UPDATE SET scope_id = excluded.scope_id, at = excluded.at, embedding = excluded.embedding, terms = excluded.terms`;
+    SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
+    ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     async upsert(items: readonly RecallItem[]) {
@@ -45,7 +45,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       await dialect.transaction(function* () {
         for (const item of items) {
           yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.terms ? item.terms.length : null, item.session]);
-          yield* writeTerms(t, item);
+          yield* writeTerms(dialect, t, item);
         }
       });
     },

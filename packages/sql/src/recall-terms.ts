@@ -2,6 +2,19 @@ import { BM25_B, BM25_K1, type QueryTerm, type RecallHit, type RecallItem, query
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 
+const TERM_ROW = [["term", "text"], ["n", "bigint"]] as const;
+const ASKED_ROW = [["word", "bigint"], ["term", "text"], ["weight", "double"]] as const;
+
+/**
+ * The terms as the engine keys them: where it limits their length (MySQL), a longer
+ * term is cut to it, whole characters only, on writes and queries alike.
+ */
+function clipped(dialect: SqlDialect, terms: readonly string[]): readonly string[] {
+  const max = dialect.maxTermLength;
+  if (max === undefined || terms.every((term) => term.length <= max)) return terms;
+  return terms.map((term) => (term.length <= max ? term : term.slice(0, /[\ud800-\udbff]/.test(term[max - 1] as string) ? max - 1 : max)));
+}
+
 /** Terms written per statement: the statement text varies with the count, so a cap keeps the prepared ones few. */
 const TERMS_PER_STATEMENT = 32;
 
@@ -17,15 +30,15 @@ interface ScoreRow {
  * old ones go first, and the new are copied from the row only if the row is there
  * (an erased session's item was not indexed), so their foreign key holds.
  */
-export function* writeTerms(t: Tables, item: RecallItem): SqlProgram<void> {
+export function* writeTerms(dialect: SqlDialect, t: Tables, item: RecallItem): SqlProgram<void> {
   yield* run(`DELETE FROM ${t.recallTerms} WHERE session_id = ? AND position = ?`, [item.session, item.position]);
-  const rows = [...termCounts(item.terms ?? [])];
+  const rows = [...termCounts(clipped(dialect, item.terms ?? []))];
   for (let from = 0; from < rows.length; from += TERMS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + TERMS_PER_STATEMENT);
     yield* run(
       `INSERT INTO ${t.recallTerms} (session_id, position, scope_id, term, n, length)
-        SELECT r.session_id, r.position, r.scope_id, v.column1, v.column2, r.terms
-        FROM ${t.recall} r, (VALUES ${chunk.map(() => "(CAST(? AS TEXT), CAST(? AS BIGINT))").join(", ")}) AS v
+        SELECT r.session_id, r.position, r.scope_id, v.term, v.n, r.terms
+        FROM ${t.recall} r, (${dialect.paramRows(TERM_ROW, chunk.length)}) AS v
         WHERE r.session_id = ? AND r.position = ?`,
       [...chunk.flat(), item.session, item.position],
     );
@@ -42,13 +55,13 @@ export function* writeTerms(t: Tables, item: RecallItem): SqlProgram<void> {
  */
 export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
   const asked = queryGroups(query)
-    .flatMap((forms, word) => forms.map(({ term, weight }) => [word, term, weight] as const))
+    .flatMap((forms, word) => clipped(dialect, forms.map(({ term }) => term)).map((term, i) => [word, term, forms[i]?.weight as number] as const))
     .slice(0, Math.floor((dialect.maxParams - 8) / 3));
   if (asked.length === 0 || k === 0) return [];
   const rows = await dialect.execute<ScoreRow[]>({
     kind: "all",
     sql: `WITH stats AS (SELECT COUNT(*) AS items, AVG(terms) AS average FROM ${t.recall} WHERE scope_id = ? AND terms IS NOT NULL),
-      asked (word, term, weight) AS (VALUES ${asked.map(() => "(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS DOUBLE PRECISION))").join(", ")}),
+      asked AS (${dialect.paramRows(ASKED_ROW, asked.length)}),
       weights AS (
         SELECT asked.word, h.term, asked.weight * ln(1 + (stats.items - h.holding + 0.5) / (h.holding + 0.5)) AS weight, stats.average AS average
         FROM (SELECT term, COUNT(*) AS holding FROM ${t.recallTerms} WHERE scope_id = ? AND term IN (SELECT term FROM asked) GROUP BY term) h

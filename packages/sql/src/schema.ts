@@ -1,5 +1,6 @@
 import { MemoriaError } from "@memoria/core";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
+import type { TextRole } from "./sql-forms.js";
 
 /** The tables of one store, named with its prefix. */
 export interface Tables {
@@ -36,68 +37,70 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
 
 /**
  * Schema migrations, in order; the version table records how many have run. Each
- * is a list of statements, written once for both engines.
+ * is a list of statements, written once for every engine (with its forms' types).
  */
 function migrations(t: Tables, dialect: SqlDialect): string[][] {
+  const text = (role: TextRole) => dialect.textType(role);
+  const table = dialect.tableOptions;
   return [
     [
       `CREATE TABLE ${t.sessions} (
-        id TEXT PRIMARY KEY,
-        key_json TEXT NOT NULL,
+        id ${text("id")} PRIMARY KEY,
+        key_json ${text("text")} NOT NULL,
         next_seq BIGINT NOT NULL,
         message_count BIGINT NOT NULL,
         updated_at BIGINT NOT NULL,
         expires_at BIGINT
-      )`,
-      `CREATE INDEX ${t.sessions}_expiry ON ${t.sessions} (expires_at) WHERE expires_at IS NOT NULL`,
+      )${table}`,
+      `CREATE INDEX ${t.sessions}_expiry ON ${t.sessions} (expires_at)${dialect.indexWhere("expires_at IS NOT NULL")}`,
       `CREATE TABLE ${t.fields} (
-        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
-        field TEXT NOT NULL,
-        value TEXT NOT NULL,
+        session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        field ${text("field")} NOT NULL,
+        value ${text("value")} NOT NULL,
         PRIMARY KEY (session_id, field)
-      )`,
+      )${table}`,
       `CREATE INDEX ${t.fields}_lookup ON ${t.fields} (field, value, session_id)`,
       `CREATE TABLE ${t.messages} (
-        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
         seq BIGINT NOT NULL,
-        turn_id TEXT NOT NULL,
+        turn_id ${text("turn")} NOT NULL,
         payload ${dialect.jsonType} NOT NULL,
         PRIMARY KEY (session_id, seq)
-      )`,
+      )${table}`,
       `CREATE TABLE ${t.turns} (
-        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
-        turn_id TEXT NOT NULL,
+        session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        turn_id ${text("turn")} NOT NULL,
         PRIMARY KEY (session_id, turn_id)
-      )`,
+      )${table}`,
     ],
     // 2: derived state of memory strategies (summaries, entities, …), erased with the session.
     [
       `CREATE TABLE ${t.state} (
-        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
-        name TEXT NOT NULL,
+        session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        name ${text("name")} NOT NULL,
         value ${dialect.jsonType} NOT NULL,
         PRIMARY KEY (session_id, name)
-      )`,
+      )${table}`,
     ],
     // 3: conversation info (creation and activity times, title, metadata), and an index on activity.
     [
       `ALTER TABLE ${t.sessions} ADD COLUMN created_at BIGINT`,
       `ALTER TABLE ${t.sessions} ADD COLUMN active_at BIGINT`,
-      `ALTER TABLE ${t.sessions} ADD COLUMN title TEXT`,
-      `ALTER TABLE ${t.sessions} ADD COLUMN metadata TEXT`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN title ${text("text")}`,
+      `ALTER TABLE ${t.sessions} ADD COLUMN metadata ${text("text")}`,
       `UPDATE ${t.sessions} SET created_at = updated_at, active_at = updated_at`,
       `CREATE INDEX ${t.sessions}_recent ON ${t.sessions} (active_at DESC, id)`,
     ],
     // 4: recall memory's vectors (no text), erased with the session they came from.
     [
       `CREATE TABLE ${t.recall} (
-        session_id TEXT NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
+        session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
         position BIGINT NOT NULL,
-        scope_id TEXT NOT NULL,
+        scope_id ${text("id")} NOT NULL,
         at BIGINT NOT NULL,
         embedding ${dialect.blobType} NOT NULL,
         PRIMARY KEY (session_id, position)
-      )`,
+      )${table}`,
       `CREATE INDEX ${t.recall}_scope ON ${t.recall} (scope_id, at)`,
     ],
     // 5: recall's lexical index: each embedded message's terms (its words, stemmed, and its topics) with their counts and the message's
@@ -107,15 +110,15 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       `ALTER TABLE ${t.recall} ADD COLUMN terms BIGINT`,
       `CREATE INDEX ${t.recall}_lexical ON ${t.recall} (scope_id, terms)`,
       `CREATE TABLE ${t.recallTerms} (
-        session_id TEXT NOT NULL,
+        session_id ${text("id")} NOT NULL,
         position BIGINT NOT NULL,
-        scope_id TEXT NOT NULL,
-        term TEXT NOT NULL,
+        scope_id ${text("id")} NOT NULL,
+        term ${text("term")} NOT NULL,
         n BIGINT NOT NULL,
         length BIGINT NOT NULL,
         PRIMARY KEY (scope_id, term, session_id, position),
         FOREIGN KEY (session_id, position) REFERENCES ${t.recall} (session_id, position) ON DELETE CASCADE
-      )`,
+      )${table}`,
       `CREATE INDEX ${t.recallTerms}_item ON ${t.recallTerms} (session_id, position)`,
     ],
   ];
@@ -127,10 +130,10 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
  */
 function lockTable(t: Tables, dialect: SqlDialect): string {
   return `CREATE ${dialect.lockTableKind ?? ""} TABLE IF NOT EXISTS ${t.locks} (
-    session_id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
+    session_id ${dialect.textType("id")} PRIMARY KEY,
+    owner ${dialect.textType("token")} NOT NULL,
     expires_at BIGINT NOT NULL
-  )`;
+  )${dialect.tableOptions}`;
 }
 
 /** The schema version this code writes. */
@@ -142,7 +145,7 @@ export const SCHEMA_VERSION = 5;
  */
 export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void> {
   await dialect.exclusive(function* () {
-    yield* run(`CREATE TABLE IF NOT EXISTS ${tables.version} (version INTEGER NOT NULL)`);
+    yield* run(`CREATE TABLE IF NOT EXISTS ${tables.version} (version INTEGER NOT NULL)${dialect.tableOptions}`);
     const rows = yield* all<{ version: number | string }>(`SELECT version FROM ${tables.version}`);
     const current = rows.length === 0 ? 0 : Number(rows[0]?.version);
     if (current > SCHEMA_VERSION) {

@@ -1,3 +1,5 @@
+import type { SqlForms } from "./sql-forms.js";
+
 /** One statement of a transaction; `?` marks parameters in every dialect. */
 export interface SqlStep {
   /** `all`: rows as objects; `column`: each row's first column; `run`: the number of rows changed. */
@@ -25,11 +27,12 @@ export function* run(sql: string, params: readonly unknown[] = []): Generator<Sq
 }
 
 /**
- * What the store body needs of an engine. Each engine (SQLite, PostgreSQL) has a
- * small file implementing it; the store's logic and SQL live once, in sql-store.ts.
+ * What the store body needs of an engine. Each engine (SQLite, PostgreSQL, MySQL) has a
+ * small file implementing it, and the SQL that differs as its forms (sql-forms.ts);
+ * the store's logic and statements live once, in sql-store.ts and the files it uses.
  */
-export interface SqlDialect {
-  readonly engine: "sqlite" | "postgres";
+export interface SqlDialect extends SqlForms {
+  readonly engine: "sqlite" | "postgres" | "mysql";
   /** Column type for a message's JSON text. */
   readonly jsonType: string;
   /** Column type for raw bytes (recall vectors). */

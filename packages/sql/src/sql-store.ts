@@ -153,7 +153,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         yield* checkFence(dialect, t, sessionKey, id, writeOptions);
         yield* writer.upsertSession(sessionKey, id, 0);
         yield* run(
-          `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?) ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value`,
+          `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?)${dialect.upsert(["session_id", "name"], ["value"])}`,
           [id, name, text],
         );
       });
@@ -179,7 +179,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       if (oldest === 0) return 0;
       return dialect.transaction(function* () {
         const removed = yield* run(
-          `DELETE FROM ${t.messages} WHERE session_id = ? AND seq IN (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT ?)`,
+          `DELETE FROM ${t.messages} WHERE session_id = ? AND seq IN (SELECT seq FROM (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT ?) AS oldest)`,
           [id, id, oldest],
         );
         if (removed > 0) yield* run(`UPDATE ${t.sessions} SET message_count = message_count - ? WHERE id = ?`, [removed, id]);
@@ -247,10 +247,15 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       // turn that created a session under its lock while this ran could keep that lock.
       const deleted = await dialect.transaction(function* () {
         if (dialect.freezeTable) yield* run(dialect.freezeTable(t.locks), []);
-        const erased = yield* all<{ id: string }>(`DELETE FROM ${t.sessions} WHERE id IN (${matching}) RETURNING id`, params);
+        const erased = dialect.returning
+          ? yield* all<{ id: string }>(`DELETE FROM ${t.sessions} WHERE id IN (${matching}) RETURNING id`, params)
+          : yield* all<{ id: string }>(`${matching}${dialect.forUpdate}`, params);
         for (let from = 0; from < erased.length; from += dialect.maxParams) {
           const ids = erased.slice(from, from + dialect.maxParams).map((row) => row.id);
-          yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${ids.map(() => "?").join(", ")})`, ids);
+          const list = ids.map(() => "?").join(", ");
+          // Without RETURNING (MySQL), the matching rows were read and locked first, then go here.
+          if (!dialect.returning) yield* run(`DELETE FROM ${t.sessions} WHERE id IN (${list})`, ids);
+          yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${list})`, ids);
         }
         return erased.length;
       });
@@ -274,8 +279,8 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       let total = 0;
       for (;;) {
         const deleted = await change(
-          `DELETE FROM ${t.sessions} WHERE id IN (
-             SELECT id FROM ${t.sessions} WHERE expires_at IS NOT NULL AND expires_at <= ${now} LIMIT ?)`,
+          `DELETE FROM ${t.sessions} WHERE id IN (SELECT id FROM (
+             SELECT id FROM ${t.sessions} WHERE expires_at IS NOT NULL AND expires_at <= ${now} LIMIT ?) AS expired)`,
           [batchSize],
         );
         total += deleted;

@@ -2,6 +2,7 @@ import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { MemoriaError, StoreUnavailableError, loadPeerDependency } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
+import { standardForms } from "./sql-forms.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
 /** The parts of a better-sqlite3 `Database` the store uses. */
@@ -209,6 +210,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
   }
 
   return {
+    ...standardForms("sqlite"),
     engine: "sqlite",
     jsonType: "TEXT",
     blobType: "BLOB",

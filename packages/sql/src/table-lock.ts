@@ -15,18 +15,33 @@ export function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey
   const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
   return pollForLock(key, options, {
     owner,
-    take: async () =>
-      (await change(
-        `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})
-         ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE ${t.locks}.expires_at <= ${dialect.nowMs} OR ${t.locks}.owner = excluded.owner`,
-        [id, owner],
-      )) === 1,
+    take: async () => (await change(takeStatement(dialect, t, ttlMs), [id, owner])) > 0,
     renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
     release: async () => {
       await change(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, owner]);
     },
   });
+}
+
+/**
+ * Takes the lock row when absent or expired, or when it is already this owner's;
+ * changes no row otherwise. MySQL's upsert has no condition: the owner changes only
+ * if the lock may be taken, then the expiry only if the owner is now this one (1 row
+ * for an insert, 2 for a takeover, 0 when held by another, as its driver counts
+ * changed rows). The owner column must not be a BLOB or TEXT type there: MariaDB
+ * compares such a column with the inserted value, not the assigned one, in a later
+ * assignment of the same upsert.
+ */
+function takeStatement(dialect: SqlDialect, t: Tables, ttlMs: number): string {
+  const insert = `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})`;
+  if (!dialect.returning) {
+    return `${insert} ON DUPLICATE KEY UPDATE
+         owner = IF(expires_at <= ${dialect.nowMs} OR owner = VALUES(owner), VALUES(owner), owner),
+         expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)`;
+  }
+  return `${insert}
+         ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE ${t.locks}.expires_at <= ${dialect.nowMs} OR ${t.locks}.owner = excluded.owner`;
 }
 
 /**

@@ -33,7 +33,7 @@ export function* replaceTail(
   if (n === 0 && tail.from === found) return;
   if (tail.from < found) {
     yield* run(
-      `DELETE FROM ${t.messages} WHERE session_id = ? AND seq >= (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?)`,
+      `DELETE FROM ${t.messages} WHERE session_id = ? AND seq >= (SELECT seq FROM (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?) AS first_replaced)`,
       [id, id, tail.from],
     );
   }

@@ -17,17 +17,14 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   const now = dialect.nowMs;
   const alive = (column: string) => `(${column} IS NULL OR ${column} > ${now})`;
 
-  /**
-   * The row lock the upsert takes orders concurrent writers of the session. An
-   * expired session starts afresh: the upsert leaves it alone (still locking it),
-   * its old rows go, and the upsert runs again, so the common case is one statement.
-   */
-  function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
-    const expires = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
-    const upsert = () =>
-      all<{ next_seq: number | string }>(
-        `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at, created_at, active_at)
-         VALUES (?, ?, ?, ?, ${now}, ${expires}, ${now}, ${now})
+  const setExpiry = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
+  const insertSession = `INSERT INTO ${t.sessions} (id, key_json, next_seq, message_count, updated_at, expires_at, created_at, active_at)
+         VALUES (?, ?, ?, ?, ${now}, ${setExpiry}, ${now}, ${now})`;
+
+  /** The upsert as `ON CONFLICT … DO UPDATE … WHERE … RETURNING`: one statement, which gives no row for an expired session. */
+  function* conditionalUpsert(key: SessionKey, id: string, count: number): Generator<SqlStep, number | undefined, unknown> {
+    const [row] = yield* all<{ next_seq: number | string }>(
+      `${insertSession}
          ON CONFLICT (id) DO UPDATE SET
            next_seq = ${t.sessions}.next_seq + excluded.next_seq,
            message_count = ${t.sessions}.message_count + excluded.message_count,
@@ -35,31 +32,63 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
            expires_at = excluded.expires_at${count > 0 ? ",\n           active_at = excluded.active_at" : ""}
          WHERE ${alive(`${t.sessions}.expires_at`)}
          RETURNING next_seq`,
-        [id, JSON.stringify(key), count, count],
-      );
-    let [row] = yield* upsert();
-    if (!row) {
+      [id, JSON.stringify(key), count, count],
+    );
+    return row === undefined ? undefined : Number(row.next_seq);
+  }
+
+  /**
+   * MySQL's upsert has neither a condition nor RETURNING: each column keeps its value
+   * unless the session is alive (the expiry, which the conditions read, is assigned
+   * last), and a read of the row, locked by the upsert, gives the sequence's end.
+   */
+  function* upsertThenRead(key: SessionKey, id: string, count: number): Generator<SqlStep, number | undefined, unknown> {
+    const live = alive("expires_at");
+    const renewed = (column: string, value: string) => `${column} = IF(${live}, ${value}, ${column})`;
+    yield* run(
+      `${insertSession} ON DUPLICATE KEY UPDATE ${[
+        renewed("next_seq", "next_seq + VALUES(next_seq)"),
+        renewed("message_count", "message_count + VALUES(message_count)"),
+        renewed("updated_at", "VALUES(updated_at)"),
+        ...(count > 0 ? [renewed("active_at", "VALUES(active_at)")] : []),
+        renewed("expires_at", "VALUES(expires_at)"),
+      ].join(", ")}`,
+      [id, JSON.stringify(key), count, count],
+    );
+    const [row] = yield* all<{ next_seq: number | string; live: number | string }>(`SELECT next_seq, ${live} AS live FROM ${t.sessions} WHERE id = ?`, [id]);
+    return row && Number(row.live) === 1 ? Number(row.next_seq) : undefined;
+  }
+
+  /**
+   * The row lock the upsert takes orders concurrent writers of the session. An
+   * expired session starts afresh: the upsert leaves it alone (still locking it),
+   * its old rows go, and the upsert runs again, so the common case is one statement
+   * (two on MySQL).
+   */
+  function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
+    const upsert = dialect.returning ? conditionalUpsert : upsertThenRead;
+    let end = yield* upsert(key, id, count);
+    if (end === undefined) {
       yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
-      [row] = yield* upsert();
+      end = yield* upsert(key, id, count);
     }
-    const end = Number(row?.next_seq);
     if (end === count) {
       // Possibly new (a session with only state also has end 0): its key fields, once.
       const fields = Object.keys(key);
       yield* run(
-        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`,
+        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")}${dialect.skipExisting("field")}`,
         fields.flatMap((field) => [id, field, key[field]]),
       );
     }
-    return end;
+    return end as number;
   }
 
   /** The append as a transaction; the lock's release, when asked, is its last statement. */
   function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence: FencedWriteOptions | undefined, release: boolean): Generator<SqlStep, AppendResult, unknown> {
     yield* checkFence(dialect, t, key, id, fence);
     const end = yield* upsertSession(key, id, payloads.length);
-    const inserted = yield* all(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING turn_id`, [id, turnId]);
-    if (inserted.length === 0) throw new Rollback({ appended: false }); // this turn is stored already
+    const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);
+    if (inserted === 0) throw new Rollback({ appended: false }); // this turn is stored already
     const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
     for (let from = 0; from < payloads.length; from += rowsPerStatement) {
       const chunk = payloads.slice(from, from + rowsPerStatement);

@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DriverFaults, driverFaultSuite } from "@memoria/testkit";
 import Database from "better-sqlite3";
+import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
-import { createPostgresStore, createSqliteStore } from "../src/index.js";
+import { createMysqlStore, createPostgresStore, createSqliteStore } from "../src/index.js";
 
 // SQLite: the real better-sqlite3 connection; prepared statements fail as they run, synchronously, as the driver's do.
 const dir = mkdtempSync(join(tmpdir(), "memoria-driver-faults-"));
@@ -56,5 +57,33 @@ driverFaultSuite({
     ["the server shutting down", serverError("terminating connection due to administrator command", "57P01")],
     ["a full disk", serverError('could not extend file "base/16384/16385": No space left on device', "53100")],
     ["a serialization failure", serverError("could not serialize access due to concurrent update", "40001")],
+  ],
+});
+
+// MySQL (MariaDB): a real mysql2 pool; connections and statements fail as mysql2's do on a lost server, a full disk or a deadlock.
+const mysqlFaults = new DriverFaults((owner, name) => {
+  if (owner === "pool") return name === "getConnection" ? { fail: "reject", wrap: "connection" } : undefined;
+  return name === "query" ? { fail: "reject" } : undefined;
+});
+const mysqlError = (message: string, code: string, errno: number, sqlState: string, fatal?: boolean) => () =>
+  Object.assign(new Error(message), { code, errno, sqlState, sqlMessage: message, ...(fatal ? { fatal } : {}) });
+const mysqlPools: mysql.Pool[] = [];
+driverFaultSuite({
+  name: "mysql store",
+  faults: mysqlFaults,
+  async createStore() {
+    const pool = mysql.createPool({ uri: inject("mysqlUrl"), connectionLimit: 4, flags: ["-FOUND_ROWS"] });
+    mysqlPools.push(pool);
+    return createMysqlStore({ pool: mysqlFaults.wrap(pool, "pool"), tablePrefix: "memoria_faults_" });
+  },
+  async destroyStore(store) {
+    await store.close();
+    await Promise.all(mysqlPools.splice(0).map((pool) => pool.end()));
+  },
+  errors: [
+    ["a connection reset", () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET", errno: -104, syscall: "read", fatal: true })],
+    ["the server shutting down", mysqlError("Server shutdown in progress", "ER_SERVER_SHUTDOWN", 1053, "08S01", true)],
+    ["a full disk", mysqlError("The table 'memoria_faults_messages' is full", "ER_RECORD_FILE_FULL", 1114, "HY000")],
+    ["a deadlock", mysqlError("Deadlock found when trying to get lock; try restarting transaction", "ER_LOCK_DEADLOCK", 1213, "40001")],
   ],
 });

@@ -2,25 +2,34 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { faultSuite } from "@memoria/testkit";
-import { startPostgres } from "@memoria/testkit/servers";
-import { createPostgresStore, createSqliteStore } from "../src/index.js";
+import { type RunningPostgres, startMariadb, startPostgres } from "@memoria/testkit/servers";
+import { createMysqlStore, createPostgresStore, createSqliteStore } from "../src/index.js";
+
+/** A server the fault suite may break, from a started PostgreSQL or MariaDB. */
+function faulty(server: RunningPostgres) {
+  return {
+    url: server.url,
+    restart: () => server.restart(),
+    crash: () => server.crash(),
+    pause: () => server.pause(),
+    resume: () => server.resume(),
+    terminateConnections: () => server.terminateConnections(),
+    stop: () => server.stop(),
+  };
+}
 
 faultSuite({
   name: "postgres",
-  async start() {
-    const server = await startPostgres({ durable: true });
-    return {
-      url: server.url,
-      restart: () => server.restart(),
-      crash: () => server.crash(),
-      pause: () => server.pause(),
-      resume: () => server.resume(),
-      terminateConnections: () => server.terminateConnections(),
-      stop: () => server.stop(),
-    };
-  },
+  start: async () => faulty(await startPostgres({ durable: true })),
   createStore: (url, { operationTimeoutMs }) => createPostgresStore({ connectionString: url, operationTimeoutMs }),
   storeModule: join(import.meta.dirname, "fixtures", "postgres-store.ts"),
+});
+
+faultSuite({
+  name: "mysql (MariaDB)",
+  start: async () => faulty(await startMariadb({ durable: true })),
+  createStore: (url, { operationTimeoutMs }) => createMysqlStore({ uri: url, operationTimeoutMs }),
+  storeModule: join(import.meta.dirname, "fixtures", "mysql-store.ts"),
 });
 
 const embedded = "SQLite is embedded: there is no server to";

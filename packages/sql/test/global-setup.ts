@@ -1,22 +1,22 @@
-import { type RunningServer, startPostgres } from "@memoria/testkit/servers";
+import { envServers, startMariadb, startPostgres } from "@memoria/testkit/servers";
 import type { TestProject } from "vitest/node";
 
 declare module "vitest" {
   export interface ProvidedContext {
     databaseUrl: string;
+    mysqlUrl: string;
   }
 }
 
-/** A real PostgreSQL for the tests: DATABASE_URL's, or one started here and stopped after. */
+/** A real PostgreSQL and a real MariaDB for the tests: DATABASE_URL's and MYSQL_URL's, or ones started here and stopped after. */
 export default async function setup(project: TestProject) {
-  let server: RunningServer | undefined;
-  if (process.env.DATABASE_URL) {
-    project.provide("databaseUrl", process.env.DATABASE_URL);
-  } else {
-    server = await startPostgres();
-    project.provide("databaseUrl", server.url);
+  const servers = envServers();
+  try {
+    project.provide("databaseUrl", await servers.url("DATABASE_URL", () => startPostgres()));
+    project.provide("mysqlUrl", await servers.url("MYSQL_URL", () => startMariadb()));
+  } catch (error) {
+    await servers.stop(); // one that started must not outlive a run that could not begin
+    throw error;
   }
-  return async () => {
-    await server?.stop();
-  };
+  return () => servers.stop();
 }

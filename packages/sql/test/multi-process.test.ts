@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import type { HistoryStore } from "@memoria/core";
 import { serializedTurnProblems } from "@memoria/testkit";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { createPostgresStore, createSqliteStore } from "../src/index.js";
+import { createMysqlStore, createPostgresStore, createSqliteStore } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-mp-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,6 +39,15 @@ describe("two processes writing one session", () => {
     const sessionId = `mp-${crypto.randomUUID()}`;
     await Promise.all([writer("postgres", url, sessionId, "alpha"), writer("postgres", url, sessionId, "beta")]);
     const store = createPostgresStore({ connectionString: url });
+    await expectSerializedTurns(store, sessionId);
+    await store.close();
+  });
+
+  it("mysql (MariaDB): one database, nothing lost or duplicated, turns never interleaved", async () => {
+    const uri = inject("mysqlUrl");
+    const sessionId = `mp-${crypto.randomUUID()}`;
+    await Promise.all([writer("mysql", uri, sessionId, "alpha"), writer("mysql", uri, sessionId, "beta")]);
+    const store = createMysqlStore({ uri });
     await expectSerializedTurns(store, sessionId);
     await store.close();
   });

@@ -1,9 +1,10 @@
 import { basename } from "node:path";
 import { privacySuite } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
+import mysql from "mysql2/promise";
 import pg from "pg";
 import { afterAll, inject } from "vitest";
-import { createPostgresStore } from "../src/index.js";
+import { createMysqlStore, createPostgresStore } from "../src/index.js";
 import { sqliteSuiteSetup } from "./fixtures/suite-setup.js";
 
 const sqlite = sqliteSuiteSetup("sqlite");
@@ -42,4 +43,28 @@ privacySuite({
   createPeer: async () => createPostgresStore({ connectionString }),
   createStoreWithTtl: async (ttlSeconds) => createPostgresStore({ connectionString, tablePrefix: "memoria_ttl_", ttlSeconds }),
   scan: (_store, needle) => scanTables(needle),
+});
+
+const uri = inject("mysqlUrl");
+const mysqlPool = mysql.createPool({ uri });
+afterAll(() => mysqlPool.end());
+
+/** Every table of the MySQL database with a row whose text or bytes hold `needle`. */
+async function scanMysqlTables(needle: string): Promise<string[]> {
+  const [tables] = await mysqlPool.query("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'");
+  const places: string[] = [];
+  for (const { t } of tables as { t: string }[]) {
+    const [rows] = await mysqlPool.query(`SELECT * FROM \`${t}\``);
+    const holds = (rows as Record<string, unknown>[]).some((row) => Object.values(row).some((value) => (Buffer.isBuffer(value) ? value.toString("latin1") : String(value)).includes(needle)));
+    if (holds) places.push(t);
+  }
+  return places;
+}
+
+privacySuite({
+  name: "mysql",
+  createStore: async () => createMysqlStore({ uri }),
+  createPeer: async () => createMysqlStore({ uri }),
+  createStoreWithTtl: async (ttlSeconds) => createMysqlStore({ uri, tablePrefix: "memoria_ttl_", ttlSeconds }),
+  scan: (_store, needle) => scanMysqlTables(needle),
 });

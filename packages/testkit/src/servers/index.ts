@@ -1,3 +1,4 @@
+export { type RunningMariadb, startMariadb } from "./mariadb.js";
 export { type RunningPostgres, type RunningServer, startPostgres } from "./postgres.js";
 export { freePort, postgresBinDir, processTree, runAs, signalTree, startProcess, stopProcess, waitFor, which } from "./process.js";
 export {

@@ -1,0 +1,75 @@
+/**
+ * The SQL that differs between engines beyond connecting and running statements:
+ * column types, upsert clauses and rows of parameters. SQLite and PostgreSQL share
+ * the standard forms; MySQL / MariaDB has its own (mysql-forms.ts). The store's
+ * statements are written once, with these holes in them.
+ */
+
+/** What a text column of the schema holds; MySQL must size the ones inside keys (an index holds at most 3072 bytes). */
+export type TextRole =
+  /** An encoded session or scope key (ASCII). */
+  | "id"
+  /** A key field's name (ASCII, at most 64). */
+  | "field"
+  /** A key field's value (at most 256 characters). */
+  | "value"
+  /** A state value's name (ASCII, at most 64). */
+  | "name"
+  /** A lock's owner token (a UUID). */
+  | "token"
+  /** A turn id (at most 128 characters). */
+  | "turn"
+  /** A recall term (a word or a topic). */
+  | "term"
+  /** Anything else: a key's JSON, a title, metadata. */
+  | "text";
+
+/** The type of one column of parameter rows. */
+export type ParamType = "text" | "bigint" | "double";
+
+export interface SqlForms {
+  /** The column type for a text column of this role. */
+  textType(role: TextRole): string;
+  /** Appended to every `CREATE TABLE` (an engine and default collation, on MySQL). */
+  readonly tableOptions: string;
+  /** An index's `WHERE` clause, or nothing where the engine has no partial indexes (it then indexes every row). */
+  indexWhere(condition: string): string;
+  /** The tail of an INSERT that overwrites `columns` of a row whose key (`keys`) exists. */
+  upsert(keys: readonly string[], columns: readonly string[]): string;
+  /** The tail of an INSERT that leaves a row whose key exists alone; `run` counts 0 for it. `column` is one of the key's. */
+  skipExisting(column: string): string;
+  /** A parameter of this type where the engine cannot infer it (`CAST(? AS BIGINT)`), or a plain `?`. */
+  param(type: ParamType): string;
+  /** A `SELECT` giving `count` rows of parameters, in columns named and typed as `columns`. */
+  paramRows(columns: readonly (readonly [string, ParamType])[], count: number): string;
+  /** The longest recall term the engine keys (longer ones are cut to it); unlimited where undefined. */
+  readonly maxTermLength?: number;
+  /**
+   * `INSERT … ON CONFLICT … DO UPDATE … WHERE` and `… RETURNING`: the engine can take a
+   * turn lock or renew a live session in one conditional upsert, and say what it did.
+   * False on MySQL, which has neither; the store then uses the forms of mysql-forms.ts.
+   */
+  readonly returning: boolean;
+}
+
+const SQL_TYPES: Record<ParamType, string> = { text: "TEXT", bigint: "BIGINT", double: "DOUBLE PRECISION" };
+
+/** SQLite's and PostgreSQL's forms: standard SQL, TEXT columns of any length. */
+export function standardForms(engine: "sqlite" | "postgres"): SqlForms {
+  return {
+    textType: () => "TEXT",
+    tableOptions: "",
+    indexWhere: (condition) => ` WHERE ${condition}`,
+    upsert: (keys, columns) => ` ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+    skipExisting: () => " ON CONFLICT DO NOTHING",
+    param: (type) => `CAST(? AS ${SQL_TYPES[type]})`,
+    paramRows(columns, count) {
+      const row = `(${columns.map(([, type]) => this.param(type)).join(", ")})`;
+      const values = `VALUES ${Array.from({ length: count }, () => row).join(", ")}`;
+      // SQLite names a VALUES list's columns column1, column2, …; PostgreSQL takes the names as an alias list.
+      if (engine === "sqlite") return `SELECT ${columns.map(([name], i) => `column${i + 1} AS ${name}`).join(", ")} FROM (${values})`;
+      return `SELECT * FROM (${values}) AS v (${columns.map(([name]) => name).join(", ")})`;
+    },
+    returning: true,
+  };
+}
