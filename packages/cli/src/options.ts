@@ -14,7 +14,7 @@ export function filterOptions(command: Command, verb = "only"): Command {
 /** `--store`, and `--keys` for a store the app encrypts. */
 export function storeOptions(command: Command): Command {
   return command
-    .option("--store <url>", "the store (sqlite:./x.db, postgres://…, redis://…, mongodb://…, file:./dir; or MEMORIA_STORE)")
+    .option("--store <url>", "the store (sqlite:./x.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./dir; or MEMORIA_STORE)")
     .option("--keys <file>", "the master keys of an encrypted store, as JSON (see docs/cli.md)");
 }
 

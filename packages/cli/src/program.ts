@@ -8,7 +8,7 @@ import { studioCommand } from "./commands-studio.js";
 /** The `memoria` command. Every store is named by a URL (`--store`, or MEMORIA_STORE). */
 export function memoriaProgram(version: string): Command {
   const program = new Command("memoria")
-    .description("Inspect, move and erase what memoria stores: sqlite:./x.db, postgres://…, redis://…, mongodb://…, file:./dir")
+    .description("Inspect, move and erase what memoria stores: sqlite:./x.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./dir")
     .version(version)
     .showHelpAfterError("(run memoria --help for usage)")
     .configureHelp({ sortSubcommands: false });

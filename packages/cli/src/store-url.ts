@@ -11,7 +11,7 @@ export interface OpenedStore {
   label: string;
 }
 
-const SCHEMES = "sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder";
+const SCHEMES = "sqlite:./file.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./folder";
 
 /** True for the error an import throws when `name` (a package, or a file of it) is not installed. */
 export function isMissingModule(error: unknown, name: string): boolean {
@@ -67,7 +67,7 @@ function withoutPassword(url: string): string {
 
 /**
  * Opens a store from a URL:
- * `sqlite:./x.db`, `postgres://…`, `redis://…`, `mongodb://…`, `file:./dir`.
+ * `sqlite:./x.db`, `postgres://…`, `mysql://…` (MySQL or MariaDB), `redis://…`, `mongodb://…`, `file:./dir`.
  * A `?prefix=` parameter names the table or key prefix (default `memoria_` /
  * `memoria:`), for stores an app created with another prefix.
  */
@@ -90,6 +90,11 @@ export async function openStore(url: string | undefined, options: { create?: boo
     case "postgresql": {
       const { createPostgresStore } = await storePackage("a postgres:// URL", ["@memoria/sql", "pg"], () => import("@memoria/sql"));
       return { store: createPostgresStore({ connectionString: base, tablePrefix: prefix, maxConnections: 4 }), label };
+    }
+    case "mysql":
+    case "mariadb": {
+      const { createMysqlStore } = await storePackage("a mysql:// URL", ["@memoria/sql", "mysql2"], () => import("@memoria/sql"));
+      return { store: createMysqlStore({ uri: `mysql:${base.slice(scheme.length + 1)}`, tablePrefix: prefix, maxConnections: 4 }), label };
     }
     case "redis":
     case "rediss": {
@@ -115,7 +120,7 @@ export async function openStore(url: string | undefined, options: { create?: boo
 
 /** What a store URL without a known scheme most likely meant. */
 function schemeHint(target: string, scheme: string | undefined): string {
-  const known: Record<string, string> = { sqlite3: "sqlite", postgre: "postgres", pg: "postgres", mongo: "mongodb", dir: "file", folder: "file" };
+  const known: Record<string, string> = { sqlite3: "sqlite", postgre: "postgres", pg: "postgres", maria: "mariadb", mongo: "mongodb", dir: "file", folder: "file" };
   if (scheme && known[scheme]) return ` Did you mean ${known[scheme]}:${target.slice(scheme.length + 1)}?`;
   if (scheme && scheme.length > 1) return ""; // another scheme: the list says what there is
   // A bare path (or a Windows drive letter): a folder is a file store, anything else an SQLite file.

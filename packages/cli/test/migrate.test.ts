@@ -38,13 +38,14 @@ function migrateArgs(from: string, to: string): string[] {
 
 describe("memoria migrate", () => {
   it(
-    "carries 1,000 sessions SQLite → Redis → PostgreSQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates",
+    "carries 1,000 sessions SQLite → Redis → PostgreSQL → MySQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates",
     async () => {
       const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
       const chain = [
         `sqlite:${join(dir, "first.db")}`,
         `${inject("redisUrl")}?prefix=mig:${tag}:`,
         `${inject("databaseUrl")}?prefix=m${tag}_`,
+        `${inject("mysqlUrl")}?prefix=m${tag}_`,
         `${inject("mongoUrl").replace(/\/?(\?|$)/, `/mig_${tag}$1`)}`,
         `file:${join(dir, "files")}`,
         `sqlite:${join(dir, "last.db")}`,
