@@ -241,7 +241,7 @@ describe("memoria: store URLs and failures", () => {
   it("refuses an unknown store URL, or none, in one line with exit code 2", async () => {
     const unknown = await memoria(["sessions", "--store", "ftp://example"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('memoria: cannot open "ftp://example": use one of sqlite:./file.db, postgres://…, redis://…, mongodb://…, file:./folder.\n');
+    expect(unknown.stderr).toBe('memoria: cannot open "ftp://example": use one of sqlite:./file.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./folder.\n');
     // A bare path or a near-miss scheme gets the URL it most likely meant.
     const bare = await memoria(["sessions", "--store", "./history.db"]);
     expect(bare.code).toBe(2);
