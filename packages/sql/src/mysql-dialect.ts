@@ -239,8 +239,12 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
     exclusive: (program) =>
       withConnection(async (connection, broken) => {
         try {
-          const [row] = (await query(connection, "SELECT GET_LOCK('memoria:migrate', ?) AS taken", [Math.max(1, Math.ceil(timeoutMs / 1000))])) as { taken: number }[];
-          if (Number(row?.taken) !== 1) throw new TimedOut("Another process's schema migration did not end in time");
+          // Half the statement's time in seconds, so the lock's answer comes before the statement times out; no limit (-1) without one.
+          const waitSeconds = timeoutMs === 0 ? -1 : timeoutMs / 2000;
+          const [row] = (await query(connection, "SELECT GET_LOCK('memoria:migrate', ?) AS taken", [waitSeconds])) as { taken: number }[];
+          if (Number(row?.taken) !== 1) {
+            throw new StoreUnavailableError(`Another process's schema migration did not end within ${timeoutMs / 2} ms (half of operationTimeoutMs).`, { outcome: "not-stored" });
+          }
           try {
             return await driveAsync(program(), (step) => execute(connection, step));
           } finally {

@@ -6,13 +6,13 @@ const TERM_ROW = [["term", "text"], ["n", "bigint"]] as const;
 const ASKED_ROW = [["word", "bigint"], ["term", "text"], ["weight", "double"]] as const;
 
 /**
- * The terms as the engine keys them: where it limits their length (MySQL), a longer
- * term is cut to it, whole characters only, on writes and queries alike.
+ * A term as the engine keys it: where it limits their length (MySQL), a longer term
+ * is cut to it, whole characters only, on writes and queries alike.
  */
-function clipped(dialect: SqlDialect, terms: readonly string[]): readonly string[] {
+function clip(dialect: SqlDialect, term: string): string {
   const max = dialect.maxTermLength;
-  if (max === undefined || terms.every((term) => term.length <= max)) return terms;
-  return terms.map((term) => (term.length <= max ? term : term.slice(0, /[\ud800-\udbff]/.test(term[max - 1] as string) ? max - 1 : max)));
+  if (max === undefined || term.length <= max) return term;
+  return term.slice(0, /[\ud800-\udbff]/.test(term[max - 1] as string) ? max - 1 : max);
 }
 
 /** Terms written per statement: the statement text varies with the count, so a cap keeps the prepared ones few. */
@@ -32,7 +32,7 @@ interface ScoreRow {
  */
 export function* writeTerms(dialect: SqlDialect, t: Tables, item: RecallItem): SqlProgram<void> {
   yield* run(`DELETE FROM ${t.recallTerms} WHERE session_id = ? AND position = ?`, [item.session, item.position]);
-  const rows = [...termCounts(clipped(dialect, item.terms ?? []))];
+  const rows = [...termCounts((item.terms ?? []).map((term) => clip(dialect, term)))];
   for (let from = 0; from < rows.length; from += TERMS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + TERMS_PER_STATEMENT);
     yield* run(
@@ -55,7 +55,7 @@ export function* writeTerms(dialect: SqlDialect, t: Tables, item: RecallItem): S
  */
 export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
   const asked = queryGroups(query)
-    .flatMap((forms, word) => clipped(dialect, forms.map(({ term }) => term)).map((term, i) => [word, term, forms[i]?.weight as number] as const))
+    .flatMap((forms, word) => forms.map(({ term, weight }) => [word, clip(dialect, term), weight] as const))
     .slice(0, Math.floor((dialect.maxParams - 8) / 3));
   if (asked.length === 0 || k === 0) return [];
   const rows = await dialect.execute<ScoreRow[]>({

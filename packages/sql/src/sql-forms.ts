@@ -56,15 +56,16 @@ const SQL_TYPES: Record<ParamType, string> = { text: "TEXT", bigint: "BIGINT", d
 
 /** SQLite's and PostgreSQL's forms: standard SQL, TEXT columns of any length. */
 export function standardForms(engine: "sqlite" | "postgres"): SqlForms {
+  const param = (type: ParamType) => `CAST(? AS ${SQL_TYPES[type]})`;
   return {
     textType: () => "TEXT",
     tableOptions: "",
     indexWhere: (condition) => ` WHERE ${condition}`,
     upsert: (keys, columns) => ` ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
     skipExisting: () => " ON CONFLICT DO NOTHING",
-    param: (type) => `CAST(? AS ${SQL_TYPES[type]})`,
+    param,
     paramRows(columns, count) {
-      const row = `(${columns.map(([, type]) => this.param(type)).join(", ")})`;
+      const row = `(${columns.map(([, type]) => param(type)).join(", ")})`;
       const values = `VALUES ${Array.from({ length: count }, () => row).join(", ")}`;
       // SQLite names a VALUES list's columns column1, column2, …; PostgreSQL takes the names as an alias list.
       if (engine === "sqlite") return `SELECT ${columns.map(([name], i) => `column${i + 1} AS ${name}`).join(", ")} FROM (${values})`;
