@@ -17,6 +17,8 @@ const stores: [string, () => string][] = [
   ["sqlite", () => `sqlite:${join(dir, `${tag()}.db`)}`],
   ["postgres", () => `${inject("databaseUrl")}?prefix=t${tag()}_`],
   ["redis", () => `${inject("redisUrl")}?prefix=cli:${tag()}:`],
+  // The MariaDB the tests start, under the mariadb:// spelling of its URL.
+  ["mysql (a mariadb:// URL)", () => `${inject("mysqlUrl").replace(/^mysql:/, "mariadb:")}?prefix=t${tag()}_`],
 ];
 
 /** Two users' conversations: one with a tool call, its result, and an answer cut short. */

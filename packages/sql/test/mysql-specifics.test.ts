@@ -1,11 +1,41 @@
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { RunnableWithMessageHistory } from "@memoria/core";
+import { freePort } from "@memoria/testkit/servers";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { MYSQL_MAX_ID_LENGTH, createMysqlStore } from "../src/index.js";
+import { MYSQL_MAX_ID_LENGTH, type MysqlConnectionLike, type MysqlPoolLike, createMysqlStore } from "../src/index.js";
 
 const uri = inject("mysqlUrl");
 const store = createMysqlStore({ uri });
 afterAll(() => store.close());
+
+/**
+ * A real pool whose connections note each statement's first three words in `sent`;
+ * `fail` may answer a statement with an error instead of sending it.
+ */
+function watchedPool(sent: string[], fail: (sql: string) => Error | undefined = () => undefined): MysqlPoolLike {
+  const real = mysql.createPool({ uri, connectionLimit: 4, flags: ["-FOUND_ROWS"] });
+  return {
+    async getConnection(): Promise<MysqlConnectionLike> {
+      const pooled = await real.getConnection();
+      const watched: MysqlConnectionLike = {
+        query: (sql, values) => {
+          sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+          const error = fail(sql);
+          return error ? Promise.reject(error) : (pooled.query(sql, values) as Promise<[unknown, unknown]>);
+        },
+        release: () => pooled.release(),
+        destroy: () => pooled.destroy(),
+      };
+      // The driver's own connection, by which the store knows one it has set up already.
+      return Object.assign(watched, { connection: pooled.connection });
+    },
+    end: () => real.end(),
+  };
+}
+
+const deadlock = () => Object.assign(new Error("Deadlock found when trying to get lock; try restarting transaction"), { code: "ER_LOCK_DEADLOCK", errno: 1213, sqlState: "40001" });
 
 describe("mysql specifics", () => {
   it("refuses a key longer than its key columns hold as INVALID_ARGUMENT naming the limit, and writes nothing", async () => {
@@ -57,6 +87,88 @@ describe("mysql specifics", () => {
       expect(await stores[5]?.count({ sessionId: "after" })).toBe(1);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it("a turn costs the same statements at 10 and at 2,000 stored messages: lock, windowed read, and one transaction that appends and releases", async () => {
+    const sent: string[] = [];
+    const watched = createMysqlStore({ pool: watchedPool(sent) });
+    const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
+    const chain = new RunnableWithMessageHistory({ runnable: model, store: watched, memory: { name: "last-20", load: ({ read }) => read({ last: 20 }) } });
+    try {
+      await chain.invoke("warm up: creates the schema", { configurable: { sessionId: `warm-${crypto.randomUUID()}` } });
+      const costs: string[][] = [];
+      for (const size of [10, 2_000]) {
+        const sessionId = `cost-${size}-${crypto.randomUUID()}`;
+        await watched.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
+        sent.length = 0;
+        await chain.invoke("q", { configurable: { sessionId } });
+        costs.push([...sent]);
+      }
+      // No RETURNING or conditional upsert: the session's upsert is followed by a read of its row.
+      expect(costs[0]).toEqual([
+        "INSERT INTO memoria_locks",
+        "SELECT payload AS",
+        "START TRANSACTION",
+        "SELECT owner FROM",
+        "INSERT INTO memoria_sessions",
+        "SELECT next_seq, (expires_at",
+        "INSERT INTO memoria_turns",
+        "INSERT INTO memoria_messages",
+        "DELETE FROM memoria_locks",
+        "COMMIT",
+      ]);
+      expect(costs[1]).toEqual(costs[0]);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it("runs a transaction InnoDB rolled back for a deadlock again, and gives up typed after 5 tries with nothing stored", async () => {
+    const sent: string[] = [];
+    let deadlocks = 2;
+    const retried = createMysqlStore({ pool: watchedPool(sent, (sql) => (sql.startsWith("INSERT INTO memoria_turns") && deadlocks-- > 0 ? deadlock() : undefined)) });
+    const key = { sessionId: `deadlock-${crypto.randomUUID()}` };
+    try {
+      await expect(retried.append(key, [new HumanMessage("once")], { turnId: "t1" })).resolves.toEqual({ appended: true });
+      expect((await retried.read(key)).map((m) => m.content)).toEqual(["once"]);
+      expect(sent.filter((s) => s === "ROLLBACK").length).toBe(2);
+      deadlocks = Number.POSITIVE_INFINITY;
+      sent.length = 0;
+      const refused = await retried.append(key, [new HumanMessage("never")], { turnId: "t2" }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
+      expect(sent.filter((s) => s === "START TRANSACTION").length).toBe(5);
+      expect(await retried.count(key)).toBe(1);
+    } finally {
+      await retried.close();
+    }
+  });
+
+  it("fails fast with STORE_UNAVAILABLE when the server is down, saying nothing was stored", async () => {
+    const down = createMysqlStore({ uri: `mysql://root@127.0.0.1:${await freePort()}/memoria` });
+    try {
+      const read = await down.read({ sessionId: "x" }).catch((error: unknown) => error);
+      expect(read).toMatchObject({ code: "STORE_UNAVAILABLE", message: expect.stringContaining("ECONNREFUSED") });
+      await expect(down.append({ sessionId: "x" }, [new HumanMessage("x")])).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
+    } finally {
+      await down.close();
+    }
+  });
+
+  it("fails typed while another process holds the migration lock past its wait, and starts on the next call", async () => {
+    const holder = await mysql.createConnection({ uri });
+    const tablePrefix = `w${crypto.randomUUID().replace(/-/g, "").slice(0, 10)}_`;
+    const waiting = createMysqlStore({ uri, tablePrefix, operationTimeoutMs: 1_000 });
+    try {
+      await holder.query("SELECT GET_LOCK('memoria:migrate', 5)");
+      await expect(waiting.ready()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored", message: expect.stringContaining("schema migration") });
+      await holder.query("SELECT RELEASE_LOCK('memoria:migrate')");
+      await waiting.ready();
+      await waiting.append({ sessionId: "after" }, [new HumanMessage("ok")]);
+      expect(await waiting.count({ sessionId: "after" })).toBe(1);
+    } finally {
+      await waiting.close();
+      await holder.end();
     }
   });
 });
