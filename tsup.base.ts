@@ -1,7 +1,11 @@
 import type { Options } from "tsup";
 
-/** The one build every package shares: ESM first, CommonJS too, with types. */
-export function packageBuild(entry: Options["entry"] = ["src/index.ts"]): Options {
+/**
+ * The one build every package shares: ESM first, CommonJS too, with types. A package
+ * with several entries that share module state (a class, a WeakMap) passes
+ * `splitting: true`, so that state lives once, in a chunk both entries load.
+ */
+export function packageBuild(entry: Options["entry"] = ["src/index.ts"], options: { splitting?: boolean } = {}): Options {
   return {
     entry,
     format: ["esm", "cjs"],
@@ -10,7 +14,7 @@ export function packageBuild(entry: Options["entry"] = ["src/index.ts"]): Option
     sourcemap: false,
     clean: true,
     target: "node20",
-    splitting: false,
+    splitting: options.splitting ?? false,
     treeshake: true,
     shims: true,
     // No keepNames: it wraps every function the code creates in a call that defines its

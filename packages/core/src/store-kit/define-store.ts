@@ -1,0 +1,229 @@
+import type { BaseMessage } from "@langchain/core/messages";
+import { LockLostError, MemoriaError, StoreUnavailableError } from "../errors.js";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type LockOptions,
+  type ReadOptions,
+  StoreClosedError,
+  type TurnLock,
+  namedValues,
+  readWindow,
+  refuseSealed,
+  requireFilterField,
+  stateName,
+  stateValue,
+  trimCount,
+  turnIdOf,
+} from "../history-store.js";
+import type { JsonValue } from "../json-value.js";
+import { LocalLeases } from "../local-leases.js";
+import { lockTimes, pollForLock } from "../lock-polling.js";
+import { encodePayloads } from "../message-codec.js";
+import { decodeMessages } from "../message-decoding.js";
+import { type TailReplacement, changedUnderEdit, checkTail } from "../message-edits.js";
+import { checkInfoPatch, type InfoPatch } from "../session-info.js";
+import { type SessionKey, type SessionKeyFilter, createKeyFilter, createSessionKey, encodeSessionKey, sessionKeyId } from "../session-key.js";
+import { StoreChatMessageHistory } from "../store-chat-history.js";
+import { infoOf, listSessions, recentSessions, sessionsMatching } from "./engine-pages.js";
+import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine } from "./store-engine.js";
+
+/**
+ * A whole `HistoryStore` from an engine that moves strings: keys and arguments
+ * checked, messages encoded and decoded, scope records kept out of `list` and
+ * `recent`, fences and turn locks, `history()`, closed-store checks, and every
+ * failure a typed error, once for every store built on it.
+ */
+export function defineStore(engine: StoreEngine): HistoryStore {
+  const { name } = engine;
+  // Without its own lock, the engine's sessions are locked in this process, and the kit checks fences.
+  const leases = engine.lock ? undefined : new LocalLeases();
+  let closed = false;
+
+  function open(): void {
+    if (closed) throw new StoreClosedError(name);
+  }
+
+  /** The session a write names: the key checked and frozen, and its id. */
+  function writing(key: SessionKey, options: FencedWriteOptions | undefined): EngineSession {
+    open();
+    const checked = createSessionKey(key);
+    const session = { key: checked, id: encodeSessionKey(checked) };
+    leases?.check(session.id, checked, options);
+    return session;
+  }
+
+  /** The session a read names: checked as strictly, without building the frozen key. */
+  function reading(key: SessionKey): EngineSession {
+    open();
+    return { key, id: sessionKeyId(key) };
+  }
+
+  /** The fence an engine checks: none where the kit's own leases checked it already. */
+  const fenceOf = (options: FencedWriteOptions | undefined) => (leases ? undefined : options?.lock?.token);
+
+  /** The engine's answer, or its failure as a typed error: a memoria error as it is, anything else as the store being unavailable. */
+  async function ask<T>(work: Promise<T>, write: boolean): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      if (MemoriaError.isInstance(error)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new StoreUnavailableError(`The ${name} store failed: ${reason}.`, { cause: error, outcome: write ? "unknown" : "not-stored" });
+    }
+  }
+
+  function fenced<T>(session: EngineSession, result: T | LockLost): T {
+    if (result === LOCK_LOST) throw new LockLostError(session.key);
+    return result;
+  }
+
+  const store: HistoryStore = {
+    name,
+    capabilities: engine.capabilities,
+
+    async read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
+      const session = reading(key);
+      const last = readWindow(options);
+      if (last === 0) return [];
+      return refuseSealed(key, decodeMessages(await ask(engine.read(session, last), false)), options);
+    },
+
+    async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+      const turnId = turnIdOf(options);
+      const payloads = encodePayloads(messages);
+      const session = writing(key, options);
+      if (payloads.length === 0) return { appended: true };
+      const fence = fenceOf(options);
+      const release = options?.release === true && fence !== undefined;
+      const turn = { turnId, keepTurnId: options?.keepTurnId !== false, fence, release };
+      const result = fenced(session, await ask(engine.append(session, payloads, turn), true));
+      return release && result.released ? { appended: result.appended, released: true } : { appended: result.appended };
+    },
+
+    async count(key: SessionKey): Promise<number> {
+      return ask(engine.count(reading(key)), false);
+    },
+
+    async clear(key: SessionKey): Promise<void> {
+      const session = writing(key, undefined);
+      await ask(engine.clear(session), true);
+      leases?.drop(session.id);
+    },
+
+    async getState(key: SessionKey, stateKey: string): Promise<JsonValue | undefined> {
+      const checkedName = stateName(stateKey);
+      const text = await ask(engine.getState(reading(key), checkedName), false);
+      return text === undefined ? undefined : parseStored(text);
+    },
+
+    async setState(key: SessionKey, stateKey: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+      const checkedName = stateName(stateKey);
+      const text = JSON.stringify(stateValue(value));
+      const session = writing(key, options);
+      fenced(session, await ask(engine.setState(session, checkedName, text, fenceOf(options)), true));
+    },
+
+    async list(filter?: SessionKeyFilter, options?) {
+      open();
+      return ask(listSessions(engine, createKeyFilter(filter), options), false);
+    },
+
+    async delete(filter: SessionKeyFilter): Promise<number> {
+      open();
+      const match = createKeyFilter(filter);
+      requireFilterField(match);
+      // Local locks of erased sessions go with them: a fenced write after erasure finds its lock gone.
+      if (engine.delete && !leases) return ask(engine.delete(match), true);
+      return ask(clearEach(match), true);
+    },
+
+    async info(key: SessionKey) {
+      const found = await ask(engine.info(reading(key)), false);
+      return found && infoOf(found);
+    },
+
+    async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
+      const checked = checkInfoPatch(patch);
+      const session = writing(key, options);
+      fenced(session, await ask(engine.setInfo(session, checked, fenceOf(options)), true));
+    },
+
+    async recent(filter?: SessionKeyFilter, options?) {
+      open();
+      return ask(recentSessions(engine, createKeyFilter(filter), options), false);
+    },
+
+    async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
+      checkTail(tail);
+      const payloads = encodePayloads(tail.messages);
+      const session = writing(key, options);
+      const found = fenced(session, await ask(engine.replaceTail(session, { from: tail.from, count: tail.count, payloads }, fenceOf(options)), true));
+      if (found !== tail.count) throw changedUnderEdit(found, tail.count);
+    },
+
+    async lock(key: SessionKey, options: LockOptions = {}): Promise<TurnLock> {
+      const session = writing(key, undefined);
+      if (leases) return leases.lock(session.id, session.key, options);
+      const owner = crypto.randomUUID();
+      const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, lockTimes(options).ttlMs);
+      return pollForLock(session.key, options, {
+        owner,
+        take: () => ask(calls.take(), true),
+        release: () => ask(calls.release(), true),
+        renew: calls.renew && (() => ask((calls.renew as () => Promise<boolean>)(), true)),
+      });
+    },
+
+    history(key: SessionKey) {
+      return new StoreChatMessageHistory(store, createSessionKey(key));
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      leases?.clear();
+      await engine.close();
+    },
+  };
+
+  if (engine.getAllState) {
+    const all = engine.getAllState.bind(engine);
+    store.getAllState = async (key) => {
+      const pairs = [...(await ask(all(reading(key)), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return namedValues(pairs.map(([stateKey, text]) => [stateKey, parseStored(text)]));
+    };
+  }
+  if (engine.trim) {
+    const trim = engine.trim.bind(engine);
+    store.trim = async (key, options) => {
+      const oldest = trimCount(options);
+      const session = writing(key, undefined);
+      return oldest === 0 ? 0 : ask(trim(session, oldest), true);
+    };
+  }
+  if (engine.recallIndex) store.recallIndex = engine.recallIndex.bind(engine);
+
+  /** Erasure session by session: where the engine has no `delete`, or the kit holds its locks. */
+  async function clearEach(match: SessionKeyFilter): Promise<number> {
+    const doomed: EngineSession[] = [];
+    for await (const session of sessionsMatching(engine, match)) doomed.push(session);
+    for (const session of doomed) {
+      await engine.clear(session);
+      leases?.drop(session.id);
+    }
+    return doomed.length;
+  }
+
+  return store;
+}
+
+function parseStored(text: string): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw new MemoriaError("CORRUPT_DATA", "A stored state value is not JSON.");
+  }
+}
