@@ -1,7 +1,88 @@
 /**
  * `@memoria/core/store-kit`: what a store author uses. `defineStore(engine)` turns
- * a few string-moving primitives into a whole `HistoryStore`; the helpers below are
- * for stores that need more than the kit does for them.
+ * a few string-moving primitives into a whole `HistoryStore`
+ * (docs/write-your-own-store.md); the helpers below are for stores and wrappers
+ * that do more than the kit does for them. An app needs none of it: its API is
+ * `@memoria/core`.
  */
 export { defineStore } from "./store-kit/define-store.js";
 export { type EngineInfo, type EngineSession, LOCK_LOST, type LockLost, type StoreEngine, type TurnWrite } from "./store-kit/store-engine.js";
+
+// The contract's own types and errors, so a store module imports from one place.
+export {
+  LockLostError,
+  MemoriaError,
+  StoreUnavailableError,
+  type WriteOutcome,
+  withTimeout,
+} from "./errors.js";
+export {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type ListOptions,
+  type LockOptions,
+  type ReadOptions,
+  type SessionPage,
+  type StoreCapabilities,
+  StoreClosedError,
+  type TurnLock,
+  SEALED_ROLE,
+  listLimit,
+  namedValues,
+  readWindow,
+  refuseSealed,
+  requireFilterField,
+  stateName,
+  stateValue,
+  trimCount,
+  turnIdOf,
+} from "./history-store.js";
+export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
+export {
+  type SessionKey,
+  type SessionKeyFilter,
+  createKeyFilter,
+  createSessionKey,
+  decodeSessionKey,
+  encodeSessionKey,
+  keyMatches,
+  sessionKeyId,
+} from "./session-key.js";
+export { listedBy, withoutScopes } from "./scope-key.js";
+export { IntegrityError } from "./access.js";
+export {
+  CODEC_VERSION,
+  type EncodedMessage,
+  type StoredMessageType,
+  encodeMessage,
+  encodeMessages,
+  encodePayloads,
+  serializeMessage,
+  toStoredText,
+} from "./message-codec.js";
+export { decodeFrozenMessage, decodeMessage, decodeMessages } from "./message-decoding.js";
+export {
+  type CheckedPatch,
+  type InfoPage,
+  type InfoPatch,
+  type SessionInfo,
+  afterCursor,
+  byRecent,
+  checkInfoPatch,
+  parseRecentCursor,
+  recentCursor,
+  recentPage,
+  sessionInfo,
+} from "./session-info.js";
+export { type TailReplacement, changedUnderEdit, checkCut, checkTail } from "./message-edits.js";
+export { StoreChatMessageHistory } from "./store-chat-history.js";
+export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
+export { LocalLeases } from "./local-leases.js";
+export { SessionLocks } from "./turn-lock.js";
+export { loadPeerDependency } from "./load-peer.js";
+export { randomId } from "./random-id.js";
+export { type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, topK, unitVector } from "./recall-index.js";
+export { BM25_B, BM25_K1, type QueryGroup, queryGroups, termCounts } from "./lexical-ranking.js";
+export { type HeldRecallItem, HeldRecallItems } from "./held-recall-items.js";

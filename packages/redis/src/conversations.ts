@@ -1,18 +1,4 @@
-import {
-  type InfoPage,
-  type ListOptions,
-  type SessionInfo,
-  type SessionKeyFilter,
-  afterCursor,
-  byRecent,
-  createKeyFilter,
-  decodeSessionKey,
-  listedBy,
-  listLimit,
-  parseRecentCursor,
-  recentCursor,
-  sessionInfo,
-} from "@memoria/core";
+import { type EngineInfo, type SessionKeyFilter, afterCursor, byRecent } from "@memoria/core/store-kit";
 import type { KeyLayout } from "./key-layout.js";
 import type { RedisClient } from "./scripts.js";
 
@@ -49,7 +35,7 @@ async function* byActivity(r: RedisClient, set: string, after: Entry | undefined
 }
 
 /** A session's key record (present while it lives), info hash and length, in one pipeline (its keys share a slot). */
-async function readInfo(r: RedisClient, layout: KeyLayout, id: string): Promise<SessionInfo | undefined> {
+export async function infoOf(r: RedisClient, layout: KeyLayout, id: string): Promise<EngineInfo | undefined> {
   const keys = layout.session(id);
   const replies = (await r.pipeline().exists(keys.key).hgetall(keys.info).llen(keys.messages).exec()) ?? [];
   const failed = replies.find(([error]) => error);
@@ -58,61 +44,40 @@ async function readInfo(r: RedisClient, layout: KeyLayout, id: string): Promise<
   if (Number(exists) === 0) return undefined;
   const fields = hash as Record<string, string>;
   const lastActiveAt = Number(fields.a ?? 0);
-  return sessionInfo(decodeSessionKey(id), {
-    createdAt: Number(fields.c ?? lastActiveAt),
-    lastActiveAt,
-    messageCount: Number(count),
-    title: fields.ti,
-    metadata: fields.md,
-  });
+  return { id, createdAt: Number(fields.c ?? lastActiveAt), lastActiveAt, messageCount: Number(count), title: fields.ti, metadata: fields.md };
 }
-
-/** Several sessions' info at once: one pipeline each, sent together (on a Cluster each goes to its session's node). */
-function readInfos(r: RedisClient, layout: KeyLayout, ids: string[]): Promise<(SessionInfo | undefined)[]> {
-  return Promise.all(ids.map((id) => readInfo(r, layout, id)));
-}
-
-export const infoOf = readInfo;
 
 /**
- * Sessions by activity from the activity set of the filter's first field (or of
- * all sessions), the other fields checked on the decoded key. Entries whose
- * session expired or was half-written are dropped from the set as they are met.
+ * Up to `limit` sessions by activity, from just after `after`, out of the activity
+ * set of the filter's first field (or of all sessions); the kit checks the other
+ * fields. Entries whose session expired or was half-written are dropped from the
+ * set as they are met.
  */
-export async function recentSessions(r: RedisClient, layout: KeyLayout, filter: SessionKeyFilter | undefined, options: ListOptions | undefined): Promise<InfoPage> {
-  const match = createKeyFilter(filter);
-  const limit = listLimit(options);
-  const after = parseRecentCursor(options?.cursor);
+export async function recentSessions(
+  r: RedisClient,
+  layout: KeyLayout,
+  match: SessionKeyFilter,
+  page: { after: Entry | undefined; limit: number },
+): Promise<EngineInfo[]> {
   const [first] = Object.entries(match);
   const set = layout.recentOf(first ? layout.fieldIndex(first[0], first[1]) : layout.allSessions);
-  const found: SessionInfo[] = [];
-  const ids: string[] = [];
+  const found: EngineInfo[] = [];
   let batch: Entry[] = [];
   const flush = async () => {
-    const infos = await readInfos(r, layout, batch.map((entry) => entry.id));
+    // Several sessions' info at once: one pipeline each, sent together (on a Cluster each goes to its session's node).
+    const infos = await Promise.all(batch.map((entry) => infoOf(r, layout, entry.id)));
     for (const [i, info] of infos.entries()) {
       const entry = batch[i] as Entry;
-      if (!info) {
-        await r.zrem(set, entry.id);
-        continue;
-      }
-      if (found.length <= limit) {
-        found.push({ ...info, lastActiveAt: entry.lastActiveAt });
-        ids.push(entry.id);
-      }
+      if (!info) await r.zrem(set, entry.id);
+      else if (found.length < page.limit) found.push({ ...info, lastActiveAt: entry.lastActiveAt });
     }
     batch = [];
   };
-  for await (const entry of byActivity(r, set, after)) {
-    if (!listedBy(decodeSessionKey(entry.id), match)) continue;
+  for await (const entry of byActivity(r, set, page.after)) {
     batch.push(entry);
-    if (found.length + batch.length > limit) await flush();
-    if (found.length > limit) break;
+    if (found.length + batch.length >= page.limit) await flush();
+    if (found.length >= page.limit) break;
   }
   await flush();
-  const sessions = found.slice(0, limit);
-  const page: InfoPage = { sessions };
-  const last = sessions[sessions.length - 1];
-  if (found.length > limit && last) page.cursor = recentCursor(last.lastActiveAt, ids[sessions.length - 1] as string);
-  return page;
+  return found;
 }

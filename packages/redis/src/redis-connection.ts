@@ -1,4 +1,4 @@
-import { MemoriaError, StoreClosedError, StoreUnavailableError, loadPeerDependency, withTimeout } from "@memoria/core";
+import { MemoriaError, StoreClosedError, StoreUnavailableError, loadPeerDependency, withTimeout } from "@memoria/core/store-kit";
 import type { RedisClient } from "./scripts.js";
 
 type IORedisModule = { default?: new (url: string, options: object) => RedisClient } & (new (url: string, options: object) => RedisClient);

@@ -1,49 +1,16 @@
-import type { BaseMessage } from "@langchain/core/messages";
+import type { HistoryStore } from "@memoria/core";
 import {
-  type AppendOptions,
-  type AppendResult,
-  type HistoryStore,
-  type InfoPage,
-  type InfoPatch,
-  type JsonValue,
-  type ListOptions,
-  type LockOptions,
+  type EngineSession,
+  LOCK_LOST,
   MemoriaError,
-  type ReadOptions,
-  type SessionInfo,
   type SessionKey,
   type SessionKeyFilter,
-  type SessionPage,
-  type TailReplacement,
-  StoreChatMessageHistory,
-  type FencedWriteOptions,
-  LockLostError,
+  type StoreEngine,
   StoreUnavailableError,
-  type TurnLock,
-  changedUnderEdit,
-  checkInfoPatch,
-  checkTail,
-  createKeyFilter,
-  createSessionKey,
-  decodeMessages,
   decodeSessionKey,
-  encodePayloads,
-  encodeSessionKey,
+  defineStore,
   keyMatches,
-  listedBy,
-  listLimit,
-  namedValues,
-  lockTimes,
-  pollForLock,
-  readWindow,
-  sessionKeyId,
-  requireFilterField,
-  stateName,
-  stateValue,
-  trimCount,
-  turnIdOf,
-  refuseSealed,
-} from "@memoria/core";
+} from "@memoria/core/store-kit";
 import { rewriteAppendOnlyFiles } from "./aof-rewrite.js";
 import { type KeyLayout, keyLayout } from "./key-layout.js";
 import { infoOf, recentSessions } from "./conversations.js";
@@ -59,7 +26,8 @@ const isCluster = (client: RedisClient): boolean => (client as { isCluster?: boo
 
 /**
  * A history store in Redis: a list per session, appended by one Lua script
- * (turn id, messages, key and TTL together), read with `LRANGE -n -1`.
+ * (turn id, messages, key and TTL together), read with `LRANGE -n -1`. The
+ * engine below moves strings; `defineStore` does the rest.
  */
 export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore {
   const layout: KeyLayout = keyLayout(options.keyPrefix ?? "memoria:");
@@ -74,27 +42,25 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   const { guarded } = connection;
   const redis = () => connection.client();
 
-  /** The session's keys as the append and state scripts take them, and the write's fencing token. */
-  function scriptKeys(id: string, fence: FencedWriteOptions | undefined): { keys: string[]; token: string } {
+  /** The session's keys as the append and state scripts take them. */
+  const scriptKeys = (id: string): string[] => {
     const k = layout.session(id);
-    return { keys: [k.messages, k.turns, k.key, k.state, k.lock, k.info], token: fence?.lock?.token ?? "" };
-  }
+    return [k.messages, k.turns, k.key, k.state, k.lock, k.info];
+  };
 
   /** The session's index writes: its name in each index set and, for an append (`active`), its new activity time. */
   function indexWrites(r: RedisClient, key: SessionKey, id: string, now: number, active: boolean): Promise<unknown[]> {
     return Promise.all(layout.indexes(key).map((index) => INDEX.run(r, [index, layout.recentOf(index)], [id, ttlArg, now, active ? "1" : ""])));
   }
 
-  /** Runs a state or info script after the session's index writes; rejects with LockLostError if its fence failed. */
-  async function sessionWrite(key: SessionKey, fence: FencedWriteOptions | undefined, script: typeof SET_STATE, args: string[]): Promise<void> {
-    const id = encodeSessionKey(key);
-    const { keys, token } = scriptKeys(id, fence);
+  /** Runs a state or info script after the session's index writes; `LOCK_LOST` if its fence failed. */
+  async function sessionWrite({ key, id }: EngineSession, fence: string | undefined, script: typeof SET_STATE, args: string[]) {
     const now = Date.now();
     const done = await guarded(async (r) => {
       await indexWrites(r, key, id, now, false);
-      return Number(await script.run(r, keys, [ttlArg, JSON.stringify(key), now, token, ...args]));
+      return Number(await script.run(r, scriptKeys(id), [ttlArg, JSON.stringify(key), now, fence ?? "", ...args]));
     });
-    if (done === -1) throw new LockLostError(key);
+    return done === -1 ? LOCK_LOST : undefined;
   }
 
   /** Every session in an index set, a page at a time (one `call` per page), from just after `cursor`. */
@@ -109,34 +75,24 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   }
 
   /** Deletes a session's keys and index entries; true if it held anything. */
-  async function erase(r: RedisClient, key: SessionKey): Promise<boolean> {
-    const id = encodeSessionKey(key);
+  async function erase(r: RedisClient, id: string): Promise<boolean> {
     const keys = layout.session(id);
     const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock, keys.info);
-    await Promise.all(layout.indexes(key).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
+    await Promise.all(layout.indexes(decodeSessionKey(id)).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
     return removed > 0;
   }
 
-  const store: HistoryStore = {
+  const engine: StoreEngine = {
     name: "redis",
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
 
-    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      const { messages } = layout.session(sessionKeyId(key));
-      const last = readWindow(readOptions);
-      if (last === 0) return [];
-      const items = await guarded((r) => (last === undefined ? r.lrange(messages, 0, -1) : r.lrange(messages, -last, -1)));
-      return refuseSealed(key, decodeMessages(items), readOptions);
+    read: ({ id }, last) => {
+      const { messages } = layout.session(id);
+      return guarded((r) => (last === undefined ? r.lrange(messages, 0, -1) : r.lrange(messages, -last, -1)));
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
-      const sessionKey = createSessionKey(key);
-      const turnId = turnIdOf(appendOptions);
-      const payloads = encodePayloads(messages);
-      if (payloads.length === 0) return { appended: true };
-      const id = encodeSessionKey(sessionKey);
-      const { keys, token } = scriptKeys(id, appendOptions);
-      const release = appendOptions?.release === true && token !== "" ? "1" : "";
+    async append({ key, id }, payloads, turn) {
+      const release = turn.release ? "1" : "";
       const done = await guarded(async (r) => {
         // Indexed first: a crash in between leaves an index entry with no session
         // (skipped and cleaned by list), never a session that erasure cannot find.
@@ -144,116 +100,64 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
         // append go out together (one round trip); a Cluster may route them to
         // different nodes, so there the append waits for the index.
         const now = Date.now();
-        const indexed = indexWrites(r, sessionKey, id, now, true);
+        const indexed = indexWrites(r, key, id, now, true);
         if (isCluster(r)) await indexed;
-        const appended = APPEND.run(r, keys, [turnId, ttlArg, JSON.stringify(sessionKey), token, release, now, ...payloads]);
+        const appended = APPEND.run(r, scriptKeys(id), [turn.turnId, ttlArg, JSON.stringify(key), turn.fence ?? "", release, now, ...payloads]);
         await Promise.all([indexed, appended.catch(() => undefined)]);
         return Number(await appended);
       });
-      if (done === -1) throw new LockLostError(sessionKey);
+      if (done === -1) return LOCK_LOST;
       // A repeat of an applied append (0) may find its lock released already: it is given back either way.
-      return release ? { appended: done === 1, released: true } : { appended: done === 1 };
+      return { appended: done === 1, released: turn.release };
     },
 
-    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
-      const { state } = layout.session(encodeSessionKey(createSessionKey(key)));
-      const value = await guarded((r) => r.hget(state, stateName(name)));
-      return value === null ? undefined : (JSON.parse(value) as JsonValue);
-    },
+    getState: async ({ id }, name) => (await guarded((r) => r.hget(layout.session(id).state, name))) ?? undefined,
+    getAllState: async ({ id }) => Object.entries(await guarded((r) => r.hgetall(layout.session(id).state))),
+    setState: (session, name, json, fence) => sessionWrite(session, fence, SET_STATE, [name, json]),
 
-    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-      const { state } = layout.session(encodeSessionKey(createSessionKey(key)));
-      const values = await guarded((r) => r.hgetall(state));
-      return namedValues(Object.keys(values).sort().map((name) => [name, JSON.parse(values[name] as string) as JsonValue]));
-    },
-
-    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      const checkedName = stateName(name);
-      const text = JSON.stringify(stateValue(value));
-      await sessionWrite(sessionKey, writeOptions, SET_STATE, [checkedName, text]);
-    },
-
-    async info(key: SessionKey): Promise<SessionInfo | undefined> {
-      const id = encodeSessionKey(createSessionKey(key));
-      return guarded((r) => infoOf(r, layout, id));
-    },
-
-    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      const checked = checkInfoPatch(patch);
+    info: ({ id }) => guarded((r) => infoOf(r, layout, id)),
+    setInfo(session, patch, fence) {
       const pairs: string[] = [];
-      if (checked.title !== undefined) pairs.push("ti", checked.title ?? "");
-      if (checked.metadata !== undefined) pairs.push("md", checked.metadata ?? "");
-      await sessionWrite(sessionKey, writeOptions, SET_INFO, pairs);
+      if (patch.title !== undefined) pairs.push("ti", patch.title ?? "");
+      if (patch.metadata !== undefined) pairs.push("md", patch.metadata ?? "");
+      return sessionWrite(session, fence, SET_INFO, pairs);
+    },
+    recent: (match, page) => guarded((r) => recentSessions(r, layout, match, page)),
+
+    async replaceTail({ id }, tail, fence) {
+      const done = Number(await guarded((r) => REPLACE_TAIL.run(r, scriptKeys(id).slice(0, 5), [fence ?? "", tail.count, tail.from, ...tail.payloads])));
+      if (done === -1) return LOCK_LOST;
+      return done <= -2 ? -2 - done : tail.count;
     },
 
-    recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
-      return guarded((r) => recentSessions(r, layout, filter, listOptions));
-    },
+    trim: ({ id }, oldest) => guarded(async (r) => Number(await TRIM.run(r, [layout.session(id).messages], [oldest]))),
+    clear: async ({ id }) => void (await guarded((r) => erase(r, id))),
+    count: ({ id }) => guarded((r) => r.llen(layout.session(id).messages)),
 
-    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      checkTail(tail);
-      const payloads = encodePayloads(tail.messages);
-      const { keys, token } = scriptKeys(encodeSessionKey(sessionKey), writeOptions);
-      const done = Number(await guarded((r) => REPLACE_TAIL.run(r, keys.slice(0, 5), [token, tail.count, tail.from, ...payloads])));
-      if (done === -1) throw new LockLostError(sessionKey);
-      if (done <= -2) throw changedUnderEdit(-2 - done, tail.count);
-    },
-
-    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
-      const { messages } = layout.session(encodeSessionKey(createSessionKey(key)));
-      const oldest = trimCount(trimOptions);
-      if (oldest === 0) return 0;
-      return guarded(async (r) => Number(await TRIM.run(r, [messages], [oldest])));
-    },
-
-    async clear(key: SessionKey): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      await guarded((r) => erase(r, sessionKey));
-    },
-
-    async count(key: SessionKey): Promise<number> {
-      const { messages } = layout.session(encodeSessionKey(createSessionKey(key)));
-      return guarded((r) => r.llen(messages));
-    },
-
-    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
-      const match = createKeyFilter(filter);
-      const limit = listLimit(listOptions);
+    list(match, { after, limit }) {
       const [first] = Object.entries(match);
       const index = first ? layout.fieldIndex(first[0], first[1]) : layout.allSessions;
       return guarded(async (r) => {
-        const sessions: SessionKey[] = [];
-        let last: string | undefined;
-        for await (const id of members((body) => body(r), index, listOptions?.cursor)) {
-          const key = decodeSessionKey(id);
-          if (!listedBy(key, match)) continue;
+        const ids: string[] = [];
+        for await (const id of members((body) => body(r), index, after)) {
           if ((await r.exists(layout.session(id).key)) === 0) {
             await r.zrem(index, id); // expired or half-written: drop the stale entry
             continue;
           }
-          if (sessions.length === limit) return { sessions, cursor: last };
-          sessions.push(key);
-          last = id;
+          ids.push(id);
+          if (ids.length === limit) break;
         }
-        return { sessions };
+        return ids;
       });
     },
 
-    async delete(filter: SessionKeyFilter): Promise<number> {
-      const match = createKeyFilter(filter);
-      requireFilterField(match);
+    async delete(match: SessionKeyFilter) {
       const [field, value] = Object.entries(match)[0] as [string, string];
       // Each call is bounded by operationTimeoutMs, not the whole erasure: a user may have many sessions.
-      const doomed: SessionKey[] = [];
-      for await (const id of members(guarded, layout.fieldIndex(field, value))) {
-        const key = decodeSessionKey(id);
-        if (keyMatches(key, match)) doomed.push(key);
-      }
+      const doomed: string[] = [];
+      for await (const id of members(guarded, layout.fieldIndex(field, value))) if (keyMatches(decodeSessionKey(id), match)) doomed.push(id);
       let deleted = 0;
-      for (const key of doomed) if (await guarded((r) => erase(r, key))) deleted++;
+      for (const id of doomed) if (await guarded((r) => erase(r, id))) deleted++;
       if (options.rewriteAofOnDelete) {
         // A rewrite of the whole dataset: it has its own limit, not operationTimeoutMs.
         await rewriteAppendOnlyFiles(redis()).catch((error: unknown) => {
@@ -266,24 +170,16 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       return deleted;
     },
 
-    history(key: SessionKey) {
-      return new StoreChatMessageHistory(store, createSessionKey(key));
-    },
-
-    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      const sessionKey = createSessionKey(key);
-      const lockKey = layout.session(encodeSessionKey(sessionKey)).lock;
-      const owner = crypto.randomUUID();
-      const { ttlMs } = lockTimes(lockOptions);
-      return pollForLock(sessionKey, lockOptions, {
-        owner,
+    lock({ id }, owner, ttlMs) {
+      const lockKey = layout.session(id).lock;
+      return {
         take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK" || (await r.get(lockKey)) === owner),
         renew: () => guarded(async (r) => Number(await RENEW.run(r, [lockKey], [owner, ttlMs])) === 1),
         release: () => guarded((r) => RELEASE.run(r, [lockKey], [owner])).then(() => undefined),
-      });
+      };
     },
 
     close: () => connection.close(),
   };
-  return store;
+  return defineStore(engine);
 }
