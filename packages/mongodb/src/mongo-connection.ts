@@ -1,4 +1,4 @@
-import { MemoriaError, StoreClosedError, StoreUnavailableError, type WriteOutcome, loadPeerDependency } from "@memoria/core";
+import { MemoriaError, StoreClosedError, StoreUnavailableError, type WriteOutcome, loadPeerDependency } from "@memoria/core/store-kit";
 import type { Db, MongoClient } from "mongodb";
 import type { Collections, MarkerDoc, MessageDoc, SessionDoc, StateDoc } from "./documents.js";
 

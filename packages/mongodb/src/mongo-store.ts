@@ -1,48 +1,18 @@
-import type { BaseMessage } from "@langchain/core/messages";
 import {
-  type AppendOptions,
-  type AppendResult,
+  type EngineSession,
   type HistoryStore,
-  type InfoPage,
-  type InfoPatch,
-  type JsonValue,
-  type ListOptions,
-  type LockOptions,
+  LOCK_LOST,
   MemoriaError,
-  type ReadOptions,
-  type SessionInfo,
-  type SessionKey,
-  type SessionKeyFilter,
-  type SessionPage,
-  type TailReplacement,
-  StoreChatMessageHistory,
-  type FencedWriteOptions,
+  type StoreEngine,
   StoreUnavailableError,
-  type TurnLock,
   type WriteOutcome,
-  changedUnderEdit,
-  checkInfoPatch,
-  checkTail,
-  createKeyFilter,
-  createSessionKey,
-  decodeMessages,
-  encodePayloads,
-  listLimit,
-  namedValues,
-  readWindow,
-  requireFilterField,
-  stateName,
-  stateValue,
-  trimCount,
-  turnIdOf,
-  withoutScopes,
-  refuseSealed,
-} from "@memoria/core";
+  defineStore,
+} from "@memoria/core/store-kit";
 import type { Filter } from "mongodb";
-import { infoOf, recentSessions } from "./conversations.js";
+import { infoOf, liveMatching, recentSessions } from "./conversations.js";
 import { sessionDocuments } from "./session-documents.js";
 import { NO_INFO, type SessionDoc } from "./documents.js";
-import { sessionLock } from "./session-locks.js";
+import { lockCalls } from "./session-locks.js";
 import { type MongoStoreOptions, mongoConnection, unavailable } from "./mongo-connection.js";
 
 export type { MongoStoreOptions } from "./mongo-connection.js";
@@ -61,6 +31,7 @@ export interface MongoHistoryStore extends HistoryStore {
  * appended without multi-document transactions (so a standalone server works):
  * appends of a session take a lock field on its session document, and a turn
  * becomes visible only when the session's committed count `n` moves past it.
+ * The engine below moves strings; `defineStore` does the rest.
  */
 export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore {
   const base = options.collectionName ?? "memoria";
@@ -74,121 +45,107 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
   const { created, alive, expiry, withAppendLock, erase, wipe, settle, session, visibleCount } = sessionDocuments(collections, ttlMs, appendLockTtlMs);
 
-  const store: MongoHistoryStore = {
+  /** A write's fence as the append lock checks it; a refused one comes back as `LOCK_LOST`. */
+  async function fenced<T>(work: () => Promise<T>): Promise<T | typeof LOCK_LOST> {
+    try {
+      return await work();
+    } catch (error) {
+      if (MemoriaError.hasCode(error, "LOCK_LOST")) return LOCK_LOST;
+      throw error;
+    }
+  }
+
+  const engine: StoreEngine = {
     name: "mongodb",
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
 
-    async ready() {
-      await start();
-    },
-
-    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      const sessionKey = createSessionKey(key);
-      const last = readWindow(readOptions);
-      if (last === 0) return [];
-      return guarded(async (c) => {
-        const doc = await session(c, sessionKey);
+    read: ({ key }, last) =>
+      guarded(async (c) => {
+        const doc = await session(c, key);
         if (!doc) return [];
         const n = await visibleCount(c, doc);
         if (n === 0) return [];
         const base = doc.b ?? 0;
         const from = last === undefined ? base : Math.max(base, n - last);
         const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
-        return refuseSealed(sessionKey, decodeMessages(rows.map((row) => row.p)), readOptions);
-      });
-    },
+        return rows.map((row) => row.p);
+      }),
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
-      const sessionKey = createSessionKey(key);
-      const turnId = turnIdOf(appendOptions);
-      const payloads = encodePayloads(messages);
-      if (payloads.length === 0) return { appended: true };
+    async append({ key }, payloads, turn) {
       // Until its marker is written, a failed turn is rolled back by the next writer; after, it is completed.
       let outcome: WriteOutcome = "not-stored";
       try {
-        return await withAppendLock(sessionKey, appendOptions, async (doc, owner) => {
-          const c = await collections();
-          const n = await settle(c, doc);
-          const marker = `${doc._id}\u0000${turnId}`;
-          if (await c.turns.findOne({ _id: marker })) return { appended: false };
-          const to = n + payloads.length;
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: turnId, from: n, to } } });
-          await c.messages.insertMany(
-            payloads.map((p, i) => ({ s: doc._id, q: n + i, p })),
-            { ordered: true },
-          );
-          outcome = "unknown";
-          await c.turns.insertOne({ _id: marker, s: doc._id });
-          // The commit, only while this owner still holds the append lock: the turn becomes visible.
-          const now = Date.now();
-          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
-          return { appended: true };
-        });
+        return await fenced(() =>
+          withAppendLock(key, turn.fence, async (doc, owner) => {
+            const c = await collections();
+            const n = await settle(c, doc);
+            const marker = `${doc._id}\u0000${turn.turnId}`;
+            if (await c.turns.findOne({ _id: marker })) return { appended: false };
+            const to = n + payloads.length;
+            await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: turn.turnId, from: n, to } } });
+            await c.messages.insertMany(
+              payloads.map((p, i) => ({ s: doc._id, q: n + i, p })),
+              { ordered: true },
+            );
+            outcome = "unknown";
+            await c.turns.insertOne({ _id: marker, s: doc._id });
+            // The commit, only while this owner still holds the append lock: the turn becomes visible.
+            const now = Date.now();
+            await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
+            return { appended: true };
+          }),
+        );
       } catch (error) {
         throw unavailable(error, outcome);
       }
     },
 
-    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
-      const sessionKey = createSessionKey(key);
-      stateName(name);
-      return guarded(async (c) => {
-        const doc = await session(c, sessionKey);
-        if (!doc) return undefined;
-        const row = await c.state.findOne({ _id: `${doc._id}\u0000${name}` });
-        return row ? (JSON.parse(row.v) as JsonValue) : undefined;
-      });
-    },
+    getState: ({ key }, name) =>
+      guarded(async (c) => {
+        const doc = await session(c, key);
+        return doc ? (await c.state.findOne({ _id: `${doc._id}\u0000${name}` }))?.v : undefined;
+      }),
 
-    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-      const sessionKey = createSessionKey(key);
-      return guarded(async (c) => {
-        const doc = await session(c, sessionKey);
-        if (!doc) return {};
-        const rows = await c.state.find({ s: doc._id }).sort({ _id: 1 }).toArray();
-        return namedValues(rows.map((row) => [row._id.slice(doc._id.length + 1), JSON.parse(row.v) as JsonValue]));
-      });
-    },
+    getAllState: ({ key }) =>
+      guarded(async (c) => {
+        const doc = await session(c, key);
+        const rows = doc ? await c.state.find({ s: doc._id }).toArray() : [];
+        return rows.map((row) => [row._id.slice(row.s.length + 1), row.v] as const);
+      }),
 
-    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      stateName(name);
-      const v = JSON.stringify(stateValue(value));
-      await guarded((c) =>
-        withAppendLock(sessionKey, writeOptions, async (doc) => {
-          await settle(c, doc);
-          await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc) } });
-        }),
-      );
-    },
+    setState: ({ key }, name, v, fence) =>
+      guarded((c) =>
+        fenced(() =>
+          withAppendLock(key, fence, async (doc) => {
+            await settle(c, doc);
+            await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
+            await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc) } });
+          }),
+        ),
+      ),
 
-    async info(key: SessionKey): Promise<SessionInfo | undefined> {
-      const sessionKey = createSessionKey(key);
-      return guarded(async (c) => {
-        const doc = await session(c, sessionKey);
+    info: ({ key }) =>
+      guarded(async (c) => {
+        const doc = await session(c, key);
         // Counted as a read counts: with a pending turn whose marker is stored.
         return doc ? infoOf({ ...doc, n: await visibleCount(c, doc) }) : undefined;
-      });
-    },
+      }),
 
-    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      const checked = checkInfoPatch(patch);
+    setInfo({ key }, patch, fence) {
       const changes: Partial<SessionDoc> = {};
-      if (checked.title !== undefined) changes.ti = checked.title;
-      if (checked.metadata !== undefined) changes.md = checked.metadata;
-      await guarded((c) =>
-        withAppendLock(sessionKey, writeOptions, async (doc) => {
-          await settle(c, doc);
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
-        }),
+      if (patch.title !== undefined) changes.ti = patch.title;
+      if (patch.metadata !== undefined) changes.md = patch.metadata;
+      return guarded((c) =>
+        fenced(() =>
+          withAppendLock(key, fence, async (doc) => {
+            await settle(c, doc);
+            await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
+          }),
+        ),
       );
     },
 
-    async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
-      return guarded((c) => recentSessions(c.sessions, filter, listOptions));
-    },
+    recent: (match, page) => guarded((c) => recentSessions(c.sessions, match, page)),
 
     /**
      * Without multi-document transactions, the kept prefix is copied after the
@@ -197,33 +154,29 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
      * the copy, and the old documents are deleted. O(kept prefix) copies: an edit
      * near the end of a long session costs that much.
      */
-    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      checkTail(tail);
-      const payloads = encodePayloads(tail.messages);
-      await guarded((c) =>
-        withAppendLock(sessionKey, writeOptions, async (doc, owner) => {
-          const n = await settle(c, doc);
-          const base = doc.e === 0 ? n : (doc.b ?? 0);
-          if (n - base !== tail.count) throw changedUnderEdit(n - base, tail.count);
-          if (tail.from === n - base && payloads.length === 0) return; // nothing to change
-          const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
-          const rows = [...kept.map((row) => row.p), ...payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
-          if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
-          const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
-          if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
-          await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
-        }),
-      );
-    },
+    replaceTail: ({ key }, tail, fence) =>
+      guarded((c) =>
+        fenced(() =>
+          withAppendLock(key, fence, async (doc, owner) => {
+            const n = await settle(c, doc);
+            const base = doc.e === 0 ? n : (doc.b ?? 0);
+            if (n - base !== tail.count) return n - base;
+            if (tail.from === n - base && tail.payloads.length === 0) return tail.count; // nothing to change
+            const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+            const rows = [...kept.map((row) => row.p), ...tail.payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
+            await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
+            if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
+            const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
+            if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
+            await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
+            return tail.count;
+          }),
+        ),
+      ),
 
-    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
-      const sessionKey = createSessionKey(key);
-      const oldest = trimCount(trimOptions);
-      if (oldest === 0) return 0;
-      return guarded((c) =>
-        withAppendLock(sessionKey, undefined, async (doc) => {
+    trim: ({ key }, oldest) =>
+      guarded((c) =>
+        withAppendLock(key, undefined, async (doc) => {
           const n = await settle(c, doc);
           const base = doc.b ?? 0;
           const to = Math.min(n, base + oldest);
@@ -232,48 +185,34 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
           await c.messages.deleteMany({ s: doc._id, q: { $lt: to } });
           return to - base;
         }),
-      );
-    },
+      ),
 
-    async clear(key: SessionKey): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      await guarded((c) =>
-        withAppendLock(sessionKey, undefined, async (doc) => {
+    clear: ({ key }) =>
+      guarded((c) =>
+        withAppendLock(key, undefined, async (doc) => {
           await wipe(c, doc._id);
           // The turn lock goes too: a turn in flight can no longer save into the cleared session.
+          // e: 0 marks the session gone (not listed); its document is removed by prune or reused by the next append.
           await c.sessions.updateOne({ _id: doc._id }, { $set: { n: 0, b: 0, pending: null, e: 0, turn: null, ...NO_INFO } });
         }),
-      );
-      // e: 0 marks the session gone (not listed); its document is removed by prune or reused by the next append.
-    },
+      ),
 
-    async count(key: SessionKey): Promise<number> {
-      const sessionKey = createSessionKey(key);
-      return guarded(async (c) => {
-        const doc = await session(c, sessionKey);
+    count: ({ key }) =>
+      guarded(async (c) => {
+        const doc = await session(c, key);
         return doc ? (await visibleCount(c, doc)) - (doc.b ?? 0) : 0;
-      });
-    },
+      }),
 
-    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
-      const match = createKeyFilter(filter);
-      const limit = listLimit(listOptions);
-      const query: Filter<SessionDoc> = {};
-      const fields = Object.keys(match).map((f) => `${f}=${match[f]}`);
-      if (fields.length) query.kf = { $all: fields };
-      if (listOptions?.cursor !== undefined) query._id = { $gt: listOptions.cursor };
-      query.$or = [{ e: null }, { e: { $exists: false } }, { e: { $gt: Date.now() } }];
+    list(match, { after, limit }) {
+      const conditions = liveMatching(match);
+      if (after !== undefined) conditions.push({ _id: { $gt: after } });
       return guarded(async (c) => {
-        const rows = await c.sessions.find(query, { projection: { k: 1 } }).sort({ _id: 1 }).limit(limit + 1).toArray();
-        const page = rows.slice(0, limit);
-        const sessions = withoutScopes(page.map((row) => createSessionKey(row.k)), (key) => key, filter);
-        return rows.length > limit ? { sessions, cursor: page[page.length - 1]?._id } : { sessions };
+        const rows = await c.sessions.find({ $and: conditions }, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
+        return rows.map((row) => row._id);
       });
     },
 
-    async delete(filter: SessionKeyFilter): Promise<number> {
-      const match = createKeyFilter(filter);
-      requireFilterField(match);
+    delete(match) {
       const fields = Object.keys(match).map((f) => `${f}=${match[f]}`);
       return guarded(async (c) => {
         const doomed = (await c.sessions.find({ kf: { $all: fields } }, { projection: { k: 1, e: 1 } }).toArray()) as SessionDoc[];
@@ -286,13 +225,21 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       });
     },
 
-    history(key: SessionKey) {
-      return new StoreChatMessageHistory(store, createSessionKey(key));
+    lock({ key }: EngineSession, owner, ttlMs) {
+      const calls = (c: { sessions: Parameters<typeof lockCalls>[0] }) => lockCalls(c.sessions, key, "turn", owner, ttlMs);
+      return {
+        take: () => guarded((c) => calls(c).take()),
+        renew: () => guarded((c) => (calls(c).renew as () => Promise<boolean>)()),
+        release: () => guarded((c) => calls(c).release()),
+      };
     },
 
-    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      const sessionKey = createSessionKey(key);
-      return guarded((c) => sessionLock(c.sessions, sessionKey, "turn", lockOptions));
+    close,
+  };
+
+  return Object.assign(defineStore(engine), {
+    async ready() {
+      await start();
     },
 
     async prune(): Promise<number> {
@@ -306,8 +253,5 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         return pruned;
       });
     },
-
-    close,
-  };
-  return store;
+  });
 }

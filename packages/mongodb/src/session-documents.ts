@@ -1,4 +1,4 @@
-import { type FencedWriteOptions, LockLostError, type SessionKey, SessionLocks, StoreUnavailableError, createSessionKey, encodeSessionKey } from "@memoria/core";
+import { LockLostError, type SessionKey, SessionLocks, StoreUnavailableError, createSessionKey, encodeSessionKey } from "@memoria/core/store-kit";
 import type { Filter } from "mongodb";
 import { type Collections, NO_INFO, type SessionDoc } from "./documents.js";
 import { sessionLock } from "./session-locks.js";
@@ -28,7 +28,7 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
    * lock is held: the session's turn lock must still be the write's. A document
    * that refused write made (its lock upsert) goes again, so it is never listed.
    */
-  async function withAppendLock<T>(key: SessionKey, fence: FencedWriteOptions | undefined, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
+  async function withAppendLock<T>(key: SessionKey, token: string | undefined, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
     const id = encodeSessionKey(key);
     const releaseLocal = await local.acquire(id);
     try {
@@ -39,7 +39,6 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
         // it is there unless the lock was lost under a stall longer than its lease.
         const doc = await c.sessions.findOne({ _id: id });
         if (!doc || lock.lost) throw new StoreUnavailableError(`The append lock of session ${id} was lost while held; nothing was written.`, { outcome: "not-stored" });
-        const token = fence?.lock?.token;
         if (token !== undefined && doc.turn?.o !== token) {
           if (doc.n === 0 && doc.e === 0) await c.sessions.deleteOne({ _id: id, n: 0, e: 0, "lock.o": lock.token } as Filter<SessionDoc>);
           throw new LockLostError(key);

@@ -1,4 +1,4 @@
-import { type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
+import { type LockOptions, type PolledLock, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core/store-kit";
 import type { Collection, Filter } from "mongodb";
 import type { SessionDoc } from "./documents.js";
 import { unavailable } from "./mongo-connection.js";
@@ -22,13 +22,10 @@ const free = (field: "lock" | "turn", now: number) => [{ [field]: { $exists: fal
  * as a separate read and write, so under contention two owners both took the lock
  * (10 of 600 handoffs), while `updateOne` excluded (0 of 1,800).
  */
-export function sessionLock(sessions: Collection<SessionDoc>, key: SessionKey, field: "lock" | "turn", options: LockOptions): Promise<TurnLock> {
+export function lockCalls(sessions: Collection<SessionDoc>, key: SessionKey, field: "lock" | "turn", owner: string, ttlMs: number): Omit<PolledLock, "owner"> {
   const id = encodeSessionKey(key);
-  const owner = crypto.randomUUID();
-  const { ttlMs } = lockTimes(options);
   const mine = { _id: id, [`${field}.o`]: owner } as Filter<SessionDoc>;
-  return pollForLock(key, options, {
-    owner,
+  return {
     async take() {
       const now = Date.now();
       const conditions: Filter<SessionDoc>[] = [{ $or: [...free(field, now), { [`${field}.o`]: owner }] } as Filter<SessionDoc>];
@@ -48,7 +45,7 @@ export function sessionLock(sessions: Collection<SessionDoc>, key: SessionKey, f
         throw unavailable(error);
       }
     },
-    // Renewed and released long after `lock()` returned: driver errors are typed here too.
+    // Renewed and released long after the lock was taken: driver errors are typed here too.
     async renew() {
       const { matchedCount } = await sessions.updateOne(mine, { $set: { [`${field}.x`]: Date.now() + ttlMs } } as never).catch((error: unknown) => {
         throw unavailable(error);
@@ -60,5 +57,11 @@ export function sessionLock(sessions: Collection<SessionDoc>, key: SessionKey, f
         throw unavailable(error);
       });
     },
-  });
+  };
+}
+
+/** The lock `field` of a session, taken by polling `lockCalls` and held as a renewed lease. */
+export function sessionLock(sessions: Collection<SessionDoc>, key: SessionKey, field: "lock" | "turn", options: LockOptions): Promise<TurnLock> {
+  const owner = crypto.randomUUID();
+  return pollForLock(key, options, { owner, ...lockCalls(sessions, key, field, owner, lockTimes(options).ttlMs) });
 }
