@@ -17,4 +17,12 @@ describe("the built package", () => {
   it("keeps its error classes' names in the CommonJS build", () => {
     expect(runBuilt("commonjs", `const m = require("@memoria/core"); console.log(${names});`)).toBe(expected);
   });
+
+  // Both entries load one copy of the code they share (shared chunks), so a class or a
+  // registry is the same object through either; a second bundled copy would break that.
+  it("hands out the same classes through @memoria/core and @memoria/core/store-kit, in both builds", () => {
+    const same = "[m.MemoriaError === k.MemoriaError, m.StoreChatMessageHistory === k.StoreChatMessageHistory, m.encodeSessionKey === k.encodeSessionKey].join(' ')";
+    expect(runBuilt("module", `const m = await import("@memoria/core"); const k = await import("@memoria/core/store-kit"); console.log(${same});`)).toBe("true true true");
+    expect(runBuilt("commonjs", `const m = require("@memoria/core"); const k = require("@memoria/core/store-kit"); console.log(${same});`)).toBe("true true true");
+  });
 });

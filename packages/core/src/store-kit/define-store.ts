@@ -64,10 +64,14 @@ export function defineStore(engine: StoreEngine): HistoryStore {
   /** The fence an engine checks: none where the kit's own leases checked it already. */
   const fenceOf = (options: FencedWriteOptions | undefined) => (leases ? undefined : options?.lock?.token);
 
-  /** The engine's answer, or its failure as a typed error: a memoria error as it is, anything else as the store being unavailable. */
-  async function ask<T>(work: Promise<T>, write: boolean): Promise<T> {
+  /**
+   * The engine's answer, or its failure as a typed error: a memoria error as it is,
+   * anything else as the store being unavailable. Called, not awaited, here, so an
+   * engine call that throws before it returns a promise is typed too.
+   */
+  async function ask<T>(work: () => Promise<T>, write: boolean): Promise<T> {
     try {
-      return await work;
+      return await work();
     } catch (error) {
       if (MemoriaError.isInstance(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
@@ -88,7 +92,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = reading(key);
       const last = readWindow(options);
       if (last === 0) return [];
-      return refuseSealed(key, decodeMessages(await ask(engine.read(session, last), false)), options);
+      return refuseSealed(key, decodeMessages(await ask(() => engine.read(session, last), false)), options);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
@@ -99,23 +103,25 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const fence = fenceOf(options);
       const release = options?.release === true && fence !== undefined;
       const turn = { turnId, keepTurnId: options?.keepTurnId !== false, fence, release };
-      const result = fenced(session, await ask(engine.append(session, payloads, turn), true));
+      const result = fenced(session, await ask(() => engine.append(session, payloads, turn), true));
       return release && result.released ? { appended: result.appended, released: true } : { appended: result.appended };
     },
 
     async count(key: SessionKey): Promise<number> {
-      return ask(engine.count(reading(key)), false);
+      const session = reading(key);
+      return ask(() => engine.count(session), false);
     },
 
     async clear(key: SessionKey): Promise<void> {
       const session = writing(key, undefined);
-      await ask(engine.clear(session), true);
+      await ask(() => engine.clear(session), true);
       leases?.drop(session.id);
     },
 
     async getState(key: SessionKey, stateKey: string): Promise<JsonValue | undefined> {
       const checkedName = stateName(stateKey);
-      const text = await ask(engine.getState(reading(key), checkedName), false);
+      const session = reading(key);
+      const text = await ask(() => engine.getState(session, checkedName), false);
       return text === undefined ? undefined : parseStored(text);
     },
 
@@ -123,12 +129,13 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const checkedName = stateName(stateKey);
       const text = JSON.stringify(stateValue(value));
       const session = writing(key, options);
-      fenced(session, await ask(engine.setState(session, checkedName, text, fenceOf(options)), true));
+      fenced(session, await ask(() => engine.setState(session, checkedName, text, fenceOf(options)), true));
     },
 
     async list(filter?: SessionKeyFilter, options?) {
       open();
-      return ask(listSessions(engine, createKeyFilter(filter), options), false);
+      const match = createKeyFilter(filter);
+      return ask(() => listSessions(engine, match, options), false);
     },
 
     async delete(filter: SessionKeyFilter): Promise<number> {
@@ -136,31 +143,34 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const match = createKeyFilter(filter);
       requireFilterField(match);
       // Local locks of erased sessions go with them: a fenced write after erasure finds its lock gone.
-      if (engine.delete && !leases) return ask(engine.delete(match), true);
-      return ask(clearEach(match), true);
+      const erase = engine.delete?.bind(engine);
+      if (erase && !leases) return ask(() => erase(match), true);
+      return clearEach(match);
     },
 
     async info(key: SessionKey) {
-      const found = await ask(engine.info(reading(key)), false);
+      const session = reading(key);
+      const found = await ask(() => engine.info(session), false);
       return found && infoOf(found);
     },
 
     async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
       const checked = checkInfoPatch(patch);
       const session = writing(key, options);
-      fenced(session, await ask(engine.setInfo(session, checked, fenceOf(options)), true));
+      fenced(session, await ask(() => engine.setInfo(session, checked, fenceOf(options)), true));
     },
 
     async recent(filter?: SessionKeyFilter, options?) {
       open();
-      return ask(recentSessions(engine, createKeyFilter(filter), options), false);
+      const match = createKeyFilter(filter);
+      return ask(() => recentSessions(engine, match, options), false);
     },
 
     async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
       checkTail(tail);
       const payloads = encodePayloads(tail.messages);
       const session = writing(key, options);
-      const found = fenced(session, await ask(engine.replaceTail(session, { from: tail.from, count: tail.count, payloads }, fenceOf(options)), true));
+      const found = fenced(session, await ask(() => engine.replaceTail(session, { from: tail.from, count: tail.count, payloads }, fenceOf(options)), true));
       if (found !== tail.count) throw changedUnderEdit(found, tail.count);
     },
 
@@ -169,11 +179,12 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       if (leases) return leases.lock(session.id, session.key, options);
       const owner = crypto.randomUUID();
       const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, lockTimes(options).ttlMs);
+      const renew = calls.renew?.bind(calls);
       return pollForLock(session.key, options, {
         owner,
-        take: () => ask(calls.take(), true),
-        release: () => ask(calls.release(), true),
-        renew: calls.renew && (() => ask((calls.renew as () => Promise<boolean>)(), true)),
+        take: () => ask(() => calls.take(), true),
+        release: () => ask(() => calls.release(), true),
+        renew: renew && (() => ask(renew, true)),
       });
     },
 
@@ -192,7 +203,8 @@ export function defineStore(engine: StoreEngine): HistoryStore {
   if (engine.getAllState) {
     const all = engine.getAllState.bind(engine);
     store.getAllState = async (key) => {
-      const pairs = [...(await ask(all(reading(key)), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const session = reading(key);
+      const pairs = [...(await ask(() => all(session), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return namedValues(pairs.map(([stateKey, text]) => [stateKey, parseStored(text)]));
     };
   }
@@ -201,7 +213,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     store.trim = async (key, options) => {
       const oldest = trimCount(options);
       const session = writing(key, undefined);
-      return oldest === 0 ? 0 : ask(trim(session, oldest), true);
+      return oldest === 0 ? 0 : ask(() => trim(session, oldest), true);
     };
   }
   if (engine.recallIndex) store.recallIndex = engine.recallIndex.bind(engine);
@@ -211,7 +223,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     const doomed: EngineSession[] = [];
     for await (const session of sessionsMatching(engine, match)) doomed.push(session);
     for (const session of doomed) {
-      await engine.clear(session);
+      await ask(() => engine.clear(session), true);
       leases?.drop(session.id);
     }
     return doomed.length;

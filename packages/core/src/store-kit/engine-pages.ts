@@ -2,7 +2,7 @@ import { MemoriaError } from "../errors.js";
 import { listLimit, type ListOptions, type SessionPage } from "../history-store.js";
 import { keyMatches, type SessionKeyFilter, decodeSessionKey } from "../session-key.js";
 import { listedBy } from "../scope-key.js";
-import { type InfoPage, parseRecentCursor, recentCursor, recentPage, sessionInfo } from "../session-info.js";
+import { type InfoPage, type SessionInfo, parseRecentCursor, recentCursor, recentPage, sessionInfo } from "../session-info.js";
 import type { EngineInfo, EngineSession, StoreEngine } from "./store-engine.js";
 
 /**
@@ -41,13 +41,13 @@ export async function listSessions(engine: StoreEngine, match: SessionKeyFilter,
     throw new MemoriaError("INVALID_ARGUMENT", "list() option \"cursor\" must be the cursor of a page list() returned.");
   }
   const { items, next } = await keptPage(
-    (after, want) => engine.list(match, { after, limit: want }),
-    (id) => listedBy(decodeSessionKey(id), match),
-    (id) => id,
+    async (after, want) => (await engine.list(match, { after, limit: want })).map(decoded),
+    (session) => listedBy(session.key, match),
+    (session) => session.id,
     cursor,
     limit,
   );
-  const sessions = items.map((id) => decodeSessionKey(id));
+  const sessions = items.map((session) => session.key);
   return next === undefined ? { sessions } : { sessions, cursor: next };
 }
 
@@ -57,25 +57,27 @@ export async function recentSessions(engine: StoreEngine, match: SessionKeyFilte
   const recent = engine.recent?.bind(engine);
   if (!recent) return scannedRecent(engine, match, options);
   const { items, next } = await keptPage(
-    (after, want) => recent(match, { after, limit: want }),
-    (info) => listedBy(decodeSessionKey(info.id), match),
-    (info) => ({ lastActiveAt: info.lastActiveAt, id: info.id }),
+    async (after, want) => (await recent(match, { after, limit: want })).map((info) => ({ id: info.id, info: infoOf(info) })),
+    (entry) => listedBy(entry.info.key, match),
+    (entry) => ({ lastActiveAt: entry.info.lastActiveAt, id: entry.id }),
     parseRecentCursor(options?.cursor),
     limit,
   );
-  const page: InfoPage = { sessions: items.map(infoOf) };
+  const page: InfoPage = { sessions: items.map((entry) => entry.info) };
   if (next) page.cursor = recentCursor(next.lastActiveAt, next.id);
   return page;
 }
 
+/** `recent` without an activity index: the info of every session the filter lists, sorted here. */
 async function scannedRecent(engine: StoreEngine, match: SessionKeyFilter, options: ListOptions | undefined): Promise<InfoPage> {
-  const found: EngineInfo[] = [];
+  const found: { id: string; lastActiveAt: number; info: SessionInfo }[] = [];
   for await (const session of sessionsMatching(engine, match)) {
+    if (!listedBy(session.key, match)) continue; // a scope record: not shown, so not read
     const info = await engine.info(session);
-    if (info) found.push(info);
+    if (info) found.push({ id: info.id, lastActiveAt: info.lastActiveAt, info: sessionInfo(session.key, info) });
   }
-  const { page, cursor } = recentPage(found, (info) => decodeSessionKey(info.id), match, options);
-  const result: InfoPage = { sessions: page.map(infoOf) };
+  const { page, cursor } = recentPage(found, (entry) => entry.info.key, match, options);
+  const result: InfoPage = { sessions: page.map((entry) => entry.info) };
   if (cursor) result.cursor = cursor;
   return result;
 }
@@ -87,14 +89,17 @@ export async function* sessionsMatching(engine: StoreEngine, match: SessionKeyFi
   for (;;) {
     const ids = await engine.list(match, { after, limit: batch });
     for (const id of ids) {
-      const key = decodeSessionKey(id);
-      if (keyMatches(key, match)) yield { key, id };
+      const session = decoded(id);
+      if (keyMatches(session.key, match)) yield session;
     }
     if (ids.length < batch) return;
     after = ids[ids.length - 1];
   }
 }
 
-export function infoOf(info: EngineInfo) {
+/** An id an engine gave, with its key. */
+const decoded = (id: string): EngineSession => ({ key: decodeSessionKey(id), id });
+
+export function infoOf(info: EngineInfo): SessionInfo {
   return sessionInfo(decodeSessionKey(info.id), info);
 }

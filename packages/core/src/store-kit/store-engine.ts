@@ -7,7 +7,8 @@ import type { SessionKey, SessionKeyFilter } from "../session-key.js";
 /**
  * What an engine returns from a fenced write whose turn lock is no longer held
  * (it expired and another turn took it, or the session was erased). The kit turns
- * it into a `LockLostError`; the engine must have written nothing.
+ * it into a `LockLostError`; the engine must have written nothing. An engine whose
+ * lock machinery throws `LockLostError` itself may let it through instead.
  */
 export const LOCK_LOST: unique symbol = Symbol.for("memoria.lock-lost");
 export type LockLost = typeof LOCK_LOST;
