@@ -1,7 +1,6 @@
 import {
   type EngineSession,
   type HistoryStore,
-  LOCK_LOST,
   MemoriaError,
   type StoreEngine,
   StoreUnavailableError,
@@ -45,23 +44,13 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
 
   const { created, alive, expiry, withAppendLock, erase, wipe, settle, session, visibleCount } = sessionDocuments(collections, ttlMs, appendLockTtlMs);
 
-  /** A write's fence as the append lock checks it; a refused one comes back as `LOCK_LOST`. */
-  async function fenced<T>(work: () => Promise<T>): Promise<T | typeof LOCK_LOST> {
-    try {
-      return await work();
-    } catch (error) {
-      if (MemoriaError.hasCode(error, "LOCK_LOST")) return LOCK_LOST;
-      throw error;
-    }
-  }
-
   const engine: StoreEngine = {
     name: "mongodb",
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
 
-    read: ({ key }, last) =>
+    read: ({ id }, last) =>
       guarded(async (c) => {
-        const doc = await session(c, key);
+        const doc = await session(c, id);
         if (!doc) return [];
         const n = await visibleCount(c, doc);
         if (n === 0) return [];
@@ -75,58 +64,54 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       // Until its marker is written, a failed turn is rolled back by the next writer; after, it is completed.
       let outcome: WriteOutcome = "not-stored";
       try {
-        return await fenced(() =>
-          withAppendLock(key, turn.fence, async (doc, owner) => {
-            const c = await collections();
-            const n = await settle(c, doc);
-            const marker = `${doc._id}\u0000${turn.turnId}`;
-            if (await c.turns.findOne({ _id: marker })) return { appended: false };
-            const to = n + payloads.length;
-            await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: turn.turnId, from: n, to } } });
-            await c.messages.insertMany(
-              payloads.map((p, i) => ({ s: doc._id, q: n + i, p })),
-              { ordered: true },
-            );
-            outcome = "unknown";
-            await c.turns.insertOne({ _id: marker, s: doc._id });
-            // The commit, only while this owner still holds the append lock: the turn becomes visible.
-            const now = Date.now();
-            await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
-            return { appended: true };
-          }),
-        );
+        return await withAppendLock(key, turn.fence, async (doc, owner) => {
+          const c = await collections();
+          const n = await settle(c, doc);
+          const marker = `${doc._id}\u0000${turn.turnId}`;
+          if (await c.turns.findOne({ _id: marker })) return { appended: false };
+          const to = n + payloads.length;
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: turn.turnId, from: n, to } } });
+          await c.messages.insertMany(
+            payloads.map((p, i) => ({ s: doc._id, q: n + i, p })),
+            { ordered: true },
+          );
+          outcome = "unknown";
+          await c.turns.insertOne({ _id: marker, s: doc._id });
+          // The commit, only while this owner still holds the append lock: the turn becomes visible.
+          const now = Date.now();
+          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
+          return { appended: true };
+        });
       } catch (error) {
         throw unavailable(error, outcome);
       }
     },
 
-    getState: ({ key }, name) =>
+    getState: ({ id }, name) =>
       guarded(async (c) => {
-        const doc = await session(c, key);
+        const doc = await session(c, id);
         return doc ? (await c.state.findOne({ _id: `${doc._id}\u0000${name}` }))?.v : undefined;
       }),
 
-    getAllState: ({ key }) =>
+    getAllState: ({ id }) =>
       guarded(async (c) => {
-        const doc = await session(c, key);
+        const doc = await session(c, id);
         const rows = doc ? await c.state.find({ s: doc._id }).toArray() : [];
         return rows.map((row) => [row._id.slice(row.s.length + 1), row.v] as const);
       }),
 
     setState: ({ key }, name, v, fence) =>
       guarded((c) =>
-        fenced(() =>
-          withAppendLock(key, fence, async (doc) => {
-            await settle(c, doc);
-            await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
-            await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc) } });
-          }),
-        ),
+        withAppendLock(key, fence, async (doc) => {
+          await settle(c, doc);
+          await c.state.updateOne({ _id: `${doc._id}\u0000${name}` }, { $set: { s: doc._id, v } }, { upsert: true });
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc) } });
+        }),
       ),
 
-    info: ({ key }) =>
+    info: ({ id }) =>
       guarded(async (c) => {
-        const doc = await session(c, key);
+        const doc = await session(c, id);
         // Counted as a read counts: with a pending turn whose marker is stored.
         return doc ? infoOf({ ...doc, n: await visibleCount(c, doc) }) : undefined;
       }),
@@ -136,12 +121,10 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       if (patch.title !== undefined) changes.ti = patch.title;
       if (patch.metadata !== undefined) changes.md = patch.metadata;
       return guarded((c) =>
-        fenced(() =>
-          withAppendLock(key, fence, async (doc) => {
-            await settle(c, doc);
-            await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
-          }),
-        ),
+        withAppendLock(key, fence, async (doc) => {
+          await settle(c, doc);
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
+        }),
       );
     },
 
@@ -156,22 +139,20 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
      */
     replaceTail: ({ key }, tail, fence) =>
       guarded((c) =>
-        fenced(() =>
-          withAppendLock(key, fence, async (doc, owner) => {
-            const n = await settle(c, doc);
-            const base = doc.e === 0 ? n : (doc.b ?? 0);
-            if (n - base !== tail.count) return n - base;
-            if (tail.from === n - base && tail.payloads.length === 0) return tail.count; // nothing to change
-            const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
-            const rows = [...kept.map((row) => row.p), ...tail.payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
-            await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
-            if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
-            const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
-            if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
-            await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
-            return tail.count;
-          }),
-        ),
+        withAppendLock(key, fence, async (doc, owner) => {
+          const n = await settle(c, doc);
+          const base = doc.e === 0 ? n : (doc.b ?? 0);
+          if (n - base !== tail.count) return n - base;
+          if (tail.from === n - base && tail.payloads.length === 0) return tail.count; // nothing to change
+          const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+          const rows = [...kept.map((row) => row.p), ...tail.payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
+          if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
+          const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
+          if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
+          await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
+          return tail.count;
+        }),
       ),
 
     trim: ({ key }, oldest) =>
@@ -197,9 +178,9 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         }),
       ),
 
-    count: ({ key }) =>
+    count: ({ id }) =>
       guarded(async (c) => {
-        const doc = await session(c, key);
+        const doc = await session(c, id);
         return doc ? (await visibleCount(c, doc)) - (doc.b ?? 0) : 0;
       }),
 
@@ -229,7 +210,7 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const calls = (c: { sessions: Parameters<typeof lockCalls>[0] }) => lockCalls(c.sessions, key, "turn", owner, ttlMs);
       return {
         take: () => guarded((c) => calls(c).take()),
-        renew: () => guarded((c) => (calls(c).renew as () => Promise<boolean>)()),
+        renew: () => guarded((c) => calls(c).renew()),
         release: () => guarded((c) => calls(c).release()),
       };
     },

@@ -105,8 +105,9 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
     return (await c.turns.findOne({ _id: `${doc._id}\u0000${pending.t}` })) ? pending.to : doc.n;
   }
 
-  async function session(c: Collections, key: SessionKey): Promise<SessionDoc | null> {
-    const doc = await c.sessions.findOne({ _id: encodeSessionKey(key) });
+  /** The live session document stored under `id` (an encoded session key). */
+  async function session(c: Collections, id: string): Promise<SessionDoc | null> {
+    const doc = await c.sessions.findOne({ _id: id });
     return doc && alive(doc) ? doc : null;
   }
 

@@ -75,10 +75,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   }
 
   /** Deletes a session's keys and index entries; true if it held anything. */
-  async function erase(r: RedisClient, id: string): Promise<boolean> {
+  async function erase(r: RedisClient, { key, id }: EngineSession): Promise<boolean> {
     const keys = layout.session(id);
     const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock, keys.info);
-    await Promise.all(layout.indexes(decodeSessionKey(id)).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
+    await Promise.all(layout.indexes(key).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
     return removed > 0;
   }
 
@@ -131,7 +131,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     },
 
     trim: ({ id }, oldest) => guarded(async (r) => Number(await TRIM.run(r, [layout.session(id).messages], [oldest]))),
-    clear: async ({ id }) => void (await guarded((r) => erase(r, id))),
+    clear: async (session) => void (await guarded((r) => erase(r, session))),
     count: ({ id }) => guarded((r) => r.llen(layout.session(id).messages)),
 
     list(match, { after, limit }) {
@@ -154,10 +154,13 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     async delete(match: SessionKeyFilter) {
       const [field, value] = Object.entries(match)[0] as [string, string];
       // Each call is bounded by operationTimeoutMs, not the whole erasure: a user may have many sessions.
-      const doomed: string[] = [];
-      for await (const id of members(guarded, layout.fieldIndex(field, value))) if (keyMatches(decodeSessionKey(id), match)) doomed.push(id);
+      const doomed: EngineSession[] = [];
+      for await (const id of members(guarded, layout.fieldIndex(field, value))) {
+        const key = decodeSessionKey(id);
+        if (keyMatches(key, match)) doomed.push({ key, id });
+      }
       let deleted = 0;
-      for (const id of doomed) if (await guarded((r) => erase(r, id))) deleted++;
+      for (const session of doomed) if (await guarded((r) => erase(r, session))) deleted++;
       if (options.rewriteAofOnDelete) {
         // A rewrite of the whole dataset: it has its own limit, not operationTimeoutMs.
         await rewriteAppendOnlyFiles(redis()).catch((error: unknown) => {
