@@ -1,10 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { defineStore } from "@memoria/core/store-kit";
 import { runHistoryStoreSuite } from "@memoria/testkit";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../src/own-store/chat.js";
-import { createSqliteEngineStore } from "../src/own-store/sqlite-engine-store.js";
+import { createSqliteEngineStore, sqliteEngine } from "../src/own-store/sqlite-engine-store.js";
 
 // The "write your own store" page's store, run through the whole store testkit: the
 // page's claim that an engine on the kit is a complete store is checked here.
@@ -21,6 +24,35 @@ runHistoryStoreSuite({
     return store;
   },
   createPeer: async (store) => createSqliteEngineStore(paths.get(store) as string),
+});
+
+// The same engine without its lock: the kit keeps turn locks in this process and checks
+// every fence itself (the engine then always gets none), including after erasure.
+runHistoryStoreSuite({
+  name: "sqlite engine on the store kit, locks kept by the kit",
+  createStore: async () => {
+    const engine = sqliteEngine(join(folder, `${crypto.randomUUID()}.db`));
+    return defineStore({ ...engine, lock: undefined, capabilities: { ...engine.capabilities, crossProcessLock: false, sharedBackend: false } });
+  },
+});
+
+describe("the store kit around a failing engine", () => {
+  it("gives an engine's own failure as a typed error naming the store, and a closed store as STORE_CLOSED", async () => {
+    const path = join(folder, `${crypto.randomUUID()}.db`);
+    const store = createSqliteEngineStore(path);
+    const key = { sessionId: "s" };
+    await store.append(key, [new HumanMessage("hi")]);
+    // A real fault: another connection drops the table the engine reads and writes.
+    const other = new Database(path);
+    other.exec("DROP TABLE messages");
+    other.close();
+    await expect(store.read(key)).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored", message: expect.stringContaining("sqlite-engine-example") });
+    await expect(store.append(key, [new HumanMessage("again")])).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "unknown" });
+    await store.close();
+    // Closed: refused by the kit before the engine (whose database handle is gone) is called.
+    await expect(store.read(key)).rejects.toMatchObject({ code: "STORE_CLOSED" });
+    await expect(store.append(key, [new HumanMessage("late")])).rejects.toMatchObject({ code: "STORE_CLOSED" });
+  });
 });
 
 describe("own-store example", () => {

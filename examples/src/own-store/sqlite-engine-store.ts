@@ -1,7 +1,6 @@
 /**
- * A whole memoria store on `defineStore`: the engine moves strings in and out of
- * SQLite (better-sqlite3); the kit does the rest. It passes the store testkit, two
- * processes may share its file; docs/write-your-own-store.md walks through it.
+ * A whole memoria store on `defineStore`: the engine moves strings in and out of SQLite
+ * (better-sqlite3), the kit does the rest. Walked through in docs/write-your-own-store.md.
  */
 import type { HistoryStore } from "@memoria/core";
 import { LOCK_LOST, type StoreEngine, defineStore } from "@memoria/core/store-kit";
@@ -15,6 +14,11 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS locks (id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL);`;
 
 export function createSqliteEngineStore(path: string): HistoryStore {
+  return defineStore(sqliteEngine(path));
+}
+
+/** The engine alone: what `defineStore` makes a store of. */
+export function sqliteEngine(path: string): StoreEngine {
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000"); // a second process's write waits its turn
@@ -32,13 +36,18 @@ export function createSqliteEngineStore(path: string): HistoryStore {
     const now = Date.now();
     run(`INSERT INTO sessions (id, created_at, active_at) VALUES (?, ?, ?) ON CONFLICT (id) DO ${active ? "UPDATE SET active_at = excluded.active_at" : "NOTHING"}`, id, now, now);
   };
-  const seqs = (id: string) => all<{ seq: number }>("SELECT seq FROM messages WHERE id = ? ORDER BY seq", id).map((row) => row.seq);
-  const insertAll = (id: string, from: number, payloads: readonly string[]) => {
+  const countOf = (id: string) => one<{ n: number }>("SELECT count(*) AS n FROM messages WHERE id = ?", id)?.n ?? 0;
+  /** Appends after the session's last message (seq numbers grow; trims and edits leave gaps). */
+  const appendRows = (id: string, payloads: readonly string[]) => {
+    const next = (one<{ seq: number | null }>("SELECT max(seq) AS seq FROM messages WHERE id = ?", id)?.seq ?? -1) + 1;
     const insert = db.prepare("INSERT INTO messages (id, seq, payload) VALUES (?, ?, ?)");
-    for (const [i, payload] of payloads.entries()) insert.run(id, from + i, payload);
+    for (const [i, payload] of payloads.entries()) insert.run(id, next + i, payload);
   };
+  /** Deletes the session's first (`ASC`) or last (`DESC`) `count` messages; returns how many went. */
+  const cut = (id: string, order: "ASC" | "DESC", count: number) =>
+    run(`DELETE FROM messages WHERE id = ? AND seq IN (SELECT seq FROM messages WHERE id = ? ORDER BY seq ${order} LIMIT ?)`, id, id, count);
 
-  const engine: StoreEngine = {
+  return {
     name: "sqlite-engine-example",
     capabilities: { ttl: false, crossProcessLock: true, sharedBackend: true },
 
@@ -50,7 +59,7 @@ export function createSqliteEngineStore(path: string): HistoryStore {
     },
 
     async count({ id }) {
-      return one<{ n: number }>("SELECT count(*) AS n FROM messages WHERE id = ?", id)?.n ?? 0;
+      return countOf(id);
     },
 
     async append({ id }, payloads, turn) {
@@ -58,8 +67,7 @@ export function createSqliteEngineStore(path: string): HistoryStore {
         if (!fenceHeld(id, turn.fence)) return LOCK_LOST;
         if (run("INSERT INTO turns (id, turn) VALUES (?, ?) ON CONFLICT DO NOTHING", id, turn.turnId) === 0) return { appended: false };
         touch(id, true);
-        const next = (one<{ seq: number | null }>("SELECT max(seq) AS seq FROM messages WHERE id = ?", id)?.seq ?? -1) + 1;
-        insertAll(id, next, payloads);
+        appendRows(id, payloads);
         return { appended: true };
       });
     },
@@ -95,8 +103,7 @@ export function createSqliteEngineStore(path: string): HistoryStore {
       type Row = { created_at: number; active_at: number; title: string | null; metadata: string | null };
       const row = one<Row>("SELECT created_at, active_at, title, metadata FROM sessions WHERE id = ?", id);
       if (!row) return undefined;
-      const messageCount = one<{ n: number }>("SELECT count(*) AS n FROM messages WHERE id = ?", id)?.n ?? 0;
-      return { id, createdAt: row.created_at, lastActiveAt: row.active_at, messageCount, title: row.title, metadata: row.metadata };
+      return { id, createdAt: row.created_at, lastActiveAt: row.active_at, messageCount: countOf(id), title: row.title, metadata: row.metadata };
     },
 
     async setInfo({ id }, patch, fence) {
@@ -111,20 +118,16 @@ export function createSqliteEngineStore(path: string): HistoryStore {
     async replaceTail({ id }, tail, fence) {
       return write(() => {
         if (!fenceHeld(id, fence)) return LOCK_LOST;
-        const held = seqs(id);
-        if (held.length !== tail.count) return held.length;
-        if (tail.from < held.length) run("DELETE FROM messages WHERE id = ? AND seq >= ?", id, held[tail.from]);
-        insertAll(id, tail.from === 0 ? 0 : (held[tail.from - 1] as number) + 1, tail.payloads);
-        return held.length;
+        const held = countOf(id);
+        if (held !== tail.count) return held;
+        cut(id, "DESC", held - tail.from);
+        appendRows(id, tail.payloads);
+        return held;
       });
     },
 
     async trim({ id }, oldest) {
-      return write(() => {
-        const doomed = seqs(id).slice(0, oldest);
-        if (doomed.length > 0) run("DELETE FROM messages WHERE id = ? AND seq <= ?", id, doomed[doomed.length - 1]);
-        return doomed.length;
-      });
+      return write(() => cut(id, "ASC", oldest));
     },
 
     // A lease in the locks table: taken when free, expired, or already this owner's.
@@ -144,5 +147,4 @@ export function createSqliteEngineStore(path: string): HistoryStore {
       db.close();
     },
   };
-  return defineStore(engine);
 }
