@@ -26,12 +26,12 @@ const ui = (id: string, role: "user" | "assistant", text: string): UIMessage =>
 
 /**
  * One store, chats of the given sizes: the median turn of each side. Both sides
- * first run for a second on a throwaway chat, so that what is compared is warm
+ * first run for `warmupMs` (a second) on a throwaway chat, so that what is compared is warm
  * code (a server's steady state), not which side has more code still to compile;
  * the measured chats grow by two messages a turn over the run, alike on both sides.
  */
-export async function chatPersistence(name: string, store: HistoryStore, sizes: readonly number[], runs: number): Promise<ChatRow[]> {
-  await turns(store, "warm-up", 10, 0, { rounds: 3, ms: 1_000 });
+export async function chatPersistence(name: string, store: HistoryStore, sizes: readonly number[], runs: number, warmupMs = 1_000): Promise<ChatRow[]> {
+  await turns(store, "warm-up", 10, 0, { rounds: 3, ms: warmupMs });
   const rows: ChatRow[] = [];
   for (const size of sizes) {
     const { memoria, bare } = await turns(store, String(size), size, runs, 3);

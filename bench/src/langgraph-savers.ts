@@ -124,7 +124,7 @@ async function contenders(dir: string, postgresUrl: string, tag: string): Promis
 
 /** Turn latency and bytes per thread for each saver, at each thread length. */
 export async function langgraphSavers(postgresUrl: string, settings: Settings, log: (line: string) => void): Promise<SaverRow[]> {
-  const sizes = settings.quick ? [10, 100] : [10, 100, 1_000];
+  const sizes = settings.quick ? [10] : [10, 100, 1_000];
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-langgraph-"));
   const run = Math.random().toString(36).slice(2, 8);
   const rows: SaverRow[] = [];

@@ -5,6 +5,9 @@ import { table } from "./report.js";
 const SAMPLING =
   "Each store's rows run in a process of its own, so no other store's sessions sit on the heap its samples collect, and no other store's code shares its JIT. Each row's contenders (memoria, LangChain where it has the row, and the bare engine) run interleaved with each other only (each round in a new order from a fixed seed: A B C, C A B, B A C, …), after the server settles (PostgreSQL: `VACUUM ANALYZE` and a checkpoint, so neither runs between samples), a full GC and a second of untimed warm-up rounds (up to 2,000), so each is measured with its code optimized as a running server's would be (whole-history rows at 100,000 messages: one round); no other row's work runs between a row's samples, and where a sample handles the whole history of 1,000 messages or more, it starts after an untimed minor GC, so none pays to collect another's garbage. Medians of the run count given in the header (rows that read 100,000 messages whole: fewer runs).";
 
+const QUICK_SAMPLING =
+  "The quick smoke run measures every store in one process, with a tenth of a second of warm-up per row and 3 runs: its figures are rough (`pnpm bench` without `--quick` runs each store in a process of its own, after a second of warm-up per row).";
+
 const WHAT: Record<RowKind, string> = {
   "turn, whole history":
     "One turn (read, model, save) with the default strategy, which reads the whole history: memoria's default, and the only strategy LangChain's wrapper has. The ceiling is the bare engine reading the whole session (into LangChain messages) and appending two messages durably.",
@@ -33,14 +36,15 @@ function rowTable(points: LengthPoint[], row: RowKind): string {
 }
 
 /** The W2 and W3 sections: one table per kind of row, the flatness table and the chart. */
-export function latencySections(points: LengthPoint[], flatness: Flatness[]): string[] {
+export function latencySections(points: LengthPoint[], flatness: Flatness[], quick = false): string[] {
+  const sampling = quick ? QUICK_SAMPLING : SAMPLING;
   return [
-    `## W2: turn latency against session length\n\n${SAMPLING} PostgreSQL runs with the server's defaults (fsync and synchronous_commit on), so every commit reaches the disk; LangChain's PostgreSQL table was given an index on \`session_id\` (it creates none). LangChain's file history keeps every session of a process in one JSON file rewritten on every message; it is measured up to 1,000 messages. MongoDB runs on the wire-compatible test server (no mongod here), whose queries scan the collection, so it stops at 1,000 messages and has no ceiling; LangChain's MongoDB history cannot run there (it appends with \`$push\`). memoria's server-store turn also takes and releases the cross-process turn lock: PostgreSQL 3 statements (lock, read, one statement that appends and releases; counted in \`packages/sql/test/sql-store.test.ts\`), Redis 3 round trips (counted in \`packages/redis/test/redis-specific.test.ts\`).\n`,
+    `## W2: turn latency against session length\n\n${sampling} PostgreSQL runs with the server's defaults (fsync and synchronous_commit on), so every commit reaches the disk; LangChain's PostgreSQL table was given an index on \`session_id\` (it creates none). LangChain's file history keeps every session of a process in one JSON file rewritten on every message; it is measured up to 1,000 messages. MongoDB runs on the wire-compatible test server (no mongod here), whose queries scan the collection, so it stops at 1,000 messages and has no ceiling; LangChain's MongoDB history cannot run there (it appends with \`$push\`). memoria's server-store turn also takes and releases the cross-process turn lock: PostgreSQL 3 statements (lock, read, one statement that appends and releases; counted in \`packages/sql/test/sql-store.test.ts\`), Redis 3 round trips (counted in \`packages/redis/test/redis-specific.test.ts\`).\n`,
     `### Default strategy (whole history)\n\n${WHAT["turn, whole history"]}\n`,
     rowTable(points, "turn, whole history"),
     `\n### A window of 20\n\n${WHAT["turn, last 20"]}\n`,
     rowTable(points, "turn, last 20"),
-    `\n## W3: reads against session length\n\n${SAMPLING}\n\n### The whole history\n\n${WHAT["read, whole history"]}\n`,
+    `\n## W3: reads against session length\n\n${sampling}\n\n### The whole history\n\n${WHAT["read, whole history"]}\n`,
     rowTable(points, "read, whole history"),
     `\n### The last 20 messages\n\n${WHAT["read, last 20"]}\n`,
     rowTable(points, "read, last 20"),

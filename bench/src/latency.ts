@@ -28,8 +28,10 @@ export interface Flatness {
 export type LatencyResult = { points: LengthPoint[]; flatness: Flatness[] };
 
 interface Settings {
+  quick: boolean;
   sizes: number[];
   runs: number;
+  warmupMs: number;
 }
 
 /**
@@ -79,11 +81,13 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
   const flatness: Flatness[] = [];
   for (const kind of kinds) {
     const tags = new Map<number, string>();
-    const sizes = settings.sizes.filter((size) => size <= (kind.maxSize ?? Number.POSITIVE_INFINITY));
+    const maxSize = (settings.quick ? kind.quickMaxSize : undefined) ?? kind.maxSize ?? Number.POSITIVE_INFINITY;
+    const sizes = settings.sizes.filter((size) => size <= maxSize);
     for (const size of sizes) {
       const tag = `${size}-${crypto.randomUUID().slice(0, 8)}`;
       tags.set(size, tag);
-      const langchain = kind.langchain && size <= (kind.langchain.maxSeed ?? Number.POSITIVE_INFINITY) ? kind.langchain : undefined;
+      const maxSeed = (settings.quick ? kind.langchain?.quickMaxSeed : undefined) ?? kind.langchain?.maxSeed ?? Number.POSITIVE_INFINITY;
+      const langchain = size <= maxSeed ? kind.langchain : undefined;
       for (const seeder of [kind.memoria, langchain, kind.bare]) {
         await seeder?.seed(`t-${tag}`, size);
         await seeder?.seed(`r-${tag}`, size);
@@ -101,7 +105,7 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
         // generation, so none pays to collect another's. (Not for small rows: there the
         // collection itself, just before, would be most of what a sample measures.)
         const youngGcFirst = whole && size >= 1_000;
-        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: 1_000 }, { youngGcFirst });
+        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: settings.warmupMs }, { youngGcFirst });
         const point: LengthPoint = {
           store: kind.name,
           size,
@@ -117,6 +121,7 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
     // The smallest session whose last-20 window is full, so both reads return 20 messages.
     const small = Math.min(...sizes.filter((size) => size >= 20));
     const large = Math.max(...sizes);
+    if (!(small < large)) continue;
     const [s, l] = [tags.get(small), tags.get(large)];
     collectGarbage();
     const turns = await interleave({ small: () => kind.memoria.turn(`t-${s}`), large: () => kind.memoria.turn(`t-${l}`) }, settings.runs * 4);

@@ -26,17 +26,17 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     rows.push(quality(`${model.model}, ${embeddings.model}`, await recallQuality({ model, embeddings })));
   }
   log("W8: recall quality on long conversations");
-  const scores = await recallQualityScores(settings.quick ? { conversations: 3 } : {});
+  const scores = await recallQualityScores(settings.quick ? { conversations: 1 } : {});
   const all = (system: string) => scores.find((s) => s.system.startsWith(system) && s.kind === "all");
   const bm25 = all("BM25");
   const memoria = all("memoria");
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   log("W8: recall query time");
-  const sizes = settings.quick ? [10_000] : [10_000, 100_000];
+  const sizes = settings.quick ? [2_000] : [10_000, 100_000];
   const queries = [];
   for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15)));
   return [
-    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds 20 earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets them finish between turns, untimed, as a person's pause would. Interleaved, medians of " +
+    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " + String(settings.quick ? 3 : 20) + " earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets them finish between turns, untimed, as a person's pause would. Interleaved, medians of " +
       `${settings.runs}. Target: ≤ 1.2× the buffer turn.\n`,
     table(
       ["chat model", "memory", "turn", "÷ buffer turn"],
@@ -48,7 +48,7 @@ export async function longTermSections(settings: Settings, log: (line: string) =
       `${settings.quick ? 5 : 15} queries.\n`,
     table(["vectors in the scope", "index", "query by vector", "query by words"], queries.map((q) => [q.items.toLocaleString("en"), q.index, formatMs(q.query), q.words === undefined ? "–" : formatMs(q.words)])),
     "\n### Recall quality on long conversations\n\n" +
-      `The generated set (\`bench/src/recall-conversations.ts\`, the same on every run): ${settings.quick ? 3 : 10} two-person conversations of 24 sessions, about 340 turns each, with the turns that answer each later question labelled. Names recur in small talk far more than in the turns that matter, small talk shares the questions' everyday words, some answers are phrased with none of the question's words (paraphrase), facts change (a new job, a move), and multi-hop questions need two turns. memoria's default recall on SQLite (sessions indexed one after another as in use, \`HashingEmbeddings\`, ranked as \`recallMemory\` ranks, \`range\` 0) against plain BM25 (k1 1.2, b 0.75, no stemming, no stop words) and plain vectors (the same embeddings, exact cosine) over the same turns. recall@k: the share of a question's answering turns in the top k; hit@k: questions with at least one. Query: median of one top-10 query (memoria's includes reading the hits' messages from the store).\n\n` +
+      `The generated set (\`bench/src/recall-conversations.ts\`, the same on every run): ${settings.quick ? 1 : 10} two-person conversations of 24 sessions, about 340 turns each, with the turns that answer each later question labelled. Names recur in small talk far more than in the turns that matter, small talk shares the questions' everyday words, some answers are phrased with none of the question's words (paraphrase), facts change (a new job, a move), and multi-hop questions need two turns. memoria's default recall on SQLite (sessions indexed one after another as in use, \`HashingEmbeddings\`, ranked as \`recallMemory\` ranks, \`range\` 0) against plain BM25 (k1 1.2, b 0.75, no stemming, no stop words) and plain vectors (the same embeddings, exact cosine) over the same turns. recall@k: the share of a question's answering turns in the top k; hit@k: questions with at least one. Query: median of one top-10 query (memoria's includes reading the hits' messages from the store).\n\n` +
       `memoria ÷ BM25: recall@5 ${((memoria?.recall[5] ?? 0) / (bm25?.recall[5] ?? 1)).toFixed(2)}×, recall@10 ${((memoria?.recall[10] ?? 0) / (bm25?.recall[10] ?? 1)).toFixed(2)}×.\n`,
     table(
       ["system", "questions", ...KS.map((k) => `recall@${k}`), "hit@5", "hit@10", "query"],

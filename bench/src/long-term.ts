@@ -59,7 +59,7 @@ export async function longTermTurns(settings: Settings, modelMs: number): Promis
     const chains = Object.fromEntries(Object.entries(variants).map(([name, memory]) => [name, chain(store, memory, modelMs)]));
     const users = Object.fromEntries(Object.keys(variants).map((name, i) => [name, `bench-user-${i}`]));
     for (const [name, c] of Object.entries(chains)) {
-      for (let n = 0; n < 20; n++) {
+      for (let n = 0; n < (settings.quick ? 3 : 20); n++) {
         for (const text of [`Bench${n} lives in City${n}.`, `Note ${n}: the meeting moved to room ${n}.`]) {
           await c.invoke([new HumanMessage(text)], { configurable: { userId: users[name], conversationId: `past-${n}` } });
           await variants[name]?.idle?.();

@@ -17,6 +17,7 @@ import { latencyChart, table } from "./report.js";
 import type { StoreKind } from "./systems.js";
 import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } from "./latency-processes.js";
 import { latencySections } from "./latency-report.js";
+import { latencyBySize } from "./latency.js";
 import { longTermSections } from "./long-term-report.js";
 import { compactionTokens } from "./compaction.js";
 import { type ChatRow, chatPersistence } from "./ai-sdk-chat.js";
@@ -30,7 +31,8 @@ import { wrapperCost } from "./wrapper-cost.js";
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
 const quick = values.quick as boolean;
 const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
-const defaults: Settings = quick ? { quick, sizes: [10, 20, 1_000], runs: 5 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25 };
+// --quick is CI's smoke run: every workload once, small, in about 30 s; its figures are rough.
+const defaults: Settings = quick ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 100 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25, warmupMs: 1_000 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
 const storeFilter = values.stores?.split(",").map((name) => name.trim());
@@ -90,12 +92,16 @@ try {
 
   if (only.has("W2") || only.has("W3")) {
     log("W2/W3: latency against session length");
-    const { points, flatness } = await latencyInProcesses(
-      kinds.map((kind) => kind.name),
-      { settings, urls },
-      log,
-    );
-    sections.push(...latencySections(points, flatness));
+    // The quick run measures every store in this process: a process per store (for
+    // figures free of each other's heap and JIT) cost a second each to start.
+    const { points, flatness } = quick
+      ? await latencyBySize(kinds, settings, log)
+      : await latencyInProcesses(
+          kinds.map((kind) => kind.name),
+          { settings, urls },
+          log,
+        );
+    sections.push(...latencySections(points, flatness, quick));
     if (!quick && values.only === undefined) writeFileSync(join(results, "latency.svg"), latencyChart(points));
   }
 
@@ -134,9 +140,10 @@ try {
 
   if (only.has("W7")) {
     log("W7: what privacy costs a turn (SQLite, Redis)");
-    const rows = await privacyCost(redisUrl, settings);
+    const sessionSize = quick ? 200 : 1_000;
+    const rows = await privacyCost(redisUrl, settings, sessionSize);
     sections.push(
-      "## W7: what privacy costs a turn\n\nThe same store plain, wrapped by `encryptStore` (AES-256-GCM, a data key per session), with hashed ids too, with per-user keys in a `fileKeyVault` (crypto-shredding; here the scope field is the session id, so every session has its own vault key), and with `redactStore` (the built-in patterns) over the encrypted store. A turn with `windowMemory({ k: 10 })` (20 messages read) on a session of 1,000 messages, seeded in two-message turns through each variant. The variants run in blocks of 20 turns, one after another, for 4 rounds (80 turns each, medians), so each is measured with its own code warm: alternating the code paths turn by turn slowed all of them, the larger ones most, which measures the alternation more than the wrapper. Target: encryption under 1.10× the plain turn.\n",
+      `## W7: what privacy costs a turn\n\nThe same store plain, wrapped by \`encryptStore\` (AES-256-GCM, a data key per session), with hashed ids too, with per-user keys in a \`fileKeyVault\` (crypto-shredding; here the scope field is the session id, so every session has its own vault key), and with \`redactStore\` (the built-in patterns) over the encrypted store. A turn with \`windowMemory({ k: 10 })\` (20 messages read) on a session of ${sessionSize.toLocaleString("en")} messages, seeded in two-message turns through each variant. The variants run in blocks of 20 turns, one after another, for ${quick ? 2 : 4} rounds (${quick ? 40 : 80} turns each, medians), so each is measured with its own code warm: alternating the code paths turn by turn slowed all of them, the larger ones most, which measures the alternation more than the wrapper. Target: encryption under 1.10× the plain turn.\n`,
       table(
         ["store", "variant", "turn", "read last 20", "turn ÷ plain"],
         rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),
@@ -176,7 +183,7 @@ try {
     ] as const;
     const rows: ChatRow[] = [];
     try {
-      for (const [name, store] of stores) rows.push(...(await chatPersistence(name, store, quick ? [10, 100] : [10, 100, 1_000], settings.runs)));
+      for (const [name, store] of stores) rows.push(...(await chatPersistence(name, store, quick ? [10, 100] : [10, 100, 1_000], settings.runs, settings.warmupMs)));
     } finally {
       await Promise.all(stores.map(([, store]) => store.close()));
       rmSync(dir, { recursive: true, force: true });

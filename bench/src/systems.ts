@@ -37,6 +37,8 @@ export interface Side {
   seed(sessionId: string, count: number): Promise<void>;
   /** The largest session this side can be seeded with in reasonable time. @default no limit */
   maxSeed?: number;
+  /** The same in the quick smoke run. @default maxSeed */
+  quickMaxSeed?: number;
   /** One turn through the system's RunnableWithMessageHistory with a prompt of the last 20 messages (memoria) or the whole history (LangChain, which cannot window its reads). */
   turn(sessionId: string): Promise<void>;
   /** One turn with the default strategy, which reads the whole history (memoria's default; LangChain's only one). */
@@ -54,6 +56,8 @@ export interface StoreKind {
   name: string;
   /** The largest session measured on this store. @default no limit */
   maxSize?: number;
+  /** The largest session the quick smoke run measures (a slow server's). @default maxSize */
+  quickMaxSize?: number;
   memoria: Side;
   /** LangChain.js's history for the same backend, where it has one. */
   langchain?: Side;
@@ -150,8 +154,9 @@ export function fileKind(): StoreKind {
       store: createFileStore({ directory: join(dir, "memoria"), fsync: "none" }),
       turnSize: 2,
     }),
-    // Seeding goes through addMessage, one full-file rewrite per message: past 1,000 it takes too long.
-    langchain: { ...side, maxSeed: 1_000 },
+    // Seeding goes through addMessage, one full-file rewrite per message: past 1,000 it
+    // takes too long (and its 1,000 took most of the quick run).
+    langchain: { ...side, maxSeed: 1_000, quickMaxSeed: 20 },
     bare: bareFile(dir),
   };
 }
@@ -159,11 +164,11 @@ export function fileKind(): StoreKind {
 /**
  * `realServer`: false on the compatible test server, whose queries scan the
  * collection (their cost follows the collection, not the session), so sizes stop
- * at 1,000 there. LangChain's MongoDBChatMessageHistory appends with $push, which
+ * at 1,000 there (20 in the quick run, where its 1,000-message turns took most of the time). LangChain's MongoDBChatMessageHistory appends with $push, which
  * that server lacks.
  */
 export function mongoKind(url: string, realServer: boolean): StoreKind {
-  return { name: "mongodb", memoria: memoriaSide(createMongoStore({ url, dbName: "bench" })), maxSize: realServer ? undefined : 1_000 };
+  return { name: "mongodb", memoria: memoriaSide(createMongoStore({ url, dbName: "bench" })), maxSize: realServer ? undefined : 1_000, quickMaxSize: realServer ? undefined : 20 };
 }
 
 export function sqliteKind(): StoreKind {

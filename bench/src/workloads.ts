@@ -16,6 +16,8 @@ export interface Settings {
   quick: boolean;
   sizes: number[];
   runs: number;
+  /** Untimed warm-up per W2/W3 row, at least (a second; the quick smoke run: a tenth). */
+  warmupMs: number;
 }
 
 // ---------- W4: 50 concurrent turns on one session ----------
@@ -86,7 +88,7 @@ export interface MemoryResult {
 
 /** Each system runs its sessions' turns through its wrapper in a fresh process, which reports its heap after a full GC. */
 export async function memoryFootprint(settings: Settings): Promise<MemoryResult[]> {
-  const sessions = settings.quick ? 2_000 : 20_000;
+  const sessions = settings.quick ? 500 : 20_000;
   const script = join(import.meta.dirname, "memory-probe.ts");
   const results: MemoryResult[] = [];
   for (const system of ["memoria", "langchain"]) {
@@ -111,7 +113,7 @@ export interface Ceiling {
 /** What the bare engines do: redis-benchmark RPUSH / LRANGE, and a bare better-sqlite3 insert loop beside memoria's append. */
 export async function ceilings(redisPort: number, settings: Settings): Promise<Ceiling[]> {
   const out: Ceiling[] = [];
-  const requests = settings.quick ? "20000" : "100000";
+  const requests = settings.quick ? "5000" : "100000";
   for (const clients of ["1", "50"]) {
     const { stdout } = await run("redis-benchmark", ["-h", "127.0.0.1", "-p", String(redisPort), "-t", "rpush,lrange_100", "-n", requests, "-c", clients, "-q"]);
     for (const line of stdout.split(/\r|\n/).filter((l) => /requests per second/.test(l))) {
@@ -141,7 +143,7 @@ export async function ceilings(redisPort: number, settings: Settings): Promise<C
         },
         memoria: () => store.append({ sessionId: "s" }, pair),
       },
-      settings.quick ? 200 : 1_000,
+      settings.quick ? 50 : 1_000,
       20,
     );
     out.push({ name: "bare better-sqlite3: one transaction of 2 inserts (WAL, synchronous=FULL)", value: `${median(samples.bare as number[]).toFixed(3)} ms`, note: "the SQLite ceiling for saving a turn" });

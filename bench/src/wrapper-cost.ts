@@ -121,7 +121,7 @@ async function startWorkers(sessions: number, turns: number): Promise<Worker[]> 
  * in a new order, after one untimed round.
  */
 export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
-  const shapes = settings.quick ? [[1, 300], [200, 5]] : [[1, 2_000], [1_000, 5]];
+  const shapes = settings.quick ? [[10, 10]] : [[1, 2_000], [1_000, 5]];
   const runs = settings.quick ? 2 : 5;
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
