@@ -8,6 +8,7 @@ import {
   ToolMessage,
 } from "@langchain/core/messages";
 import { MemoriaError } from "./errors.js";
+import { SEALED_ROLE } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
 import { CODEC_VERSION, COMMON_FIELDS, type EncodedMessage, type StoredMessageType, TYPE_FIELDS } from "./message-codec.js";
 
@@ -98,7 +99,9 @@ function fieldsAsStored(type: StoredMessageType, data: Record<string, unknown>):
  */
 export function decodeMessage(stored: unknown): BaseMessage {
   // Text we parse ourselves is already a private copy; objects handed in are not.
-  return typeof stored === "string" ? decodeParsed(parseJson(stored), false) : decodeParsed(stored, true);
+  if (typeof stored !== "string") return decodeParsed(stored, true);
+  const envelope = sealedEnvelope(stored);
+  return envelope === undefined ? decodeParsed(parseJson(stored), false) : new ChatMessage({ content: envelope, role: SEALED_ROLE });
 }
 
 /**
@@ -109,9 +112,30 @@ export function decodeMessage(stored: unknown): BaseMessage {
  * a whole read's time on a server store.
  */
 export function decodeMessages(texts: readonly unknown[]): BaseMessage[] {
-  const parsed = texts.map(parseJson);
-  for (let i = 0; i < parsed.length; i++) parsed[i] = decodeParsed(parsed[i], false);
+  const parsed = texts.map((text) => (typeof text === "string" ? (sealedEnvelope(text) ?? parseJson(text)) : parseJson(text)));
+  for (let i = 0; i < parsed.length; i++) {
+    const item = parsed[i];
+    parsed[i] = typeof item === "string" ? new ChatMessage({ content: item, role: SEALED_ROLE }) : decodeParsed(item, false);
+  }
   return parsed as BaseMessage[];
+}
+
+/*
+ * A record sealed by encryptStore, as every store writes it: a chat message whose
+ * content is the envelope. encryptStore opens the envelope itself, so its text is
+ * taken out by position instead of parsed: a sealed record is the longest JSON a
+ * store reads (base64url of the message, and more), and parsing it was a third of
+ * an encrypted whole read. An envelope holds only letters, digits, `.`, `-` and `_`;
+ * text with anything JSON escapes, or in another shape, is parsed as usual.
+ */
+const SEALED_HEAD = `{"v":${CODEC_VERSION},"type":"generic","data":{"content":"`;
+const SEALED_TAIL = `","role":"${SEALED_ROLE}"}}`;
+
+function sealedEnvelope(text: string): string | undefined {
+  if (!text.startsWith(SEALED_HEAD) || !text.endsWith(SEALED_TAIL)) return undefined;
+  const end = text.length - SEALED_TAIL.length;
+  if (text.indexOf('"', SEALED_HEAD.length) !== end || text.indexOf("\\", SEALED_HEAD.length) !== -1) return undefined;
+  return text.slice(SEALED_HEAD.length, end);
 }
 
 /** `copy`: the value is the caller's, so the message takes clones of its fields. */

@@ -2,13 +2,14 @@ import {
   AIMessage,
   AIMessageChunk,
   type BaseMessage,
+  ChatMessage,
   FunctionMessage,
   HumanMessage,
   RemoveMessage,
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, createInMemoryStore, decodeFrozenMessage, decodeMessage, decodeMessages, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, SEALED_ROLE, createInMemoryStore, decodeFrozenMessage, decodeMessage, decodeMessages, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -143,6 +144,27 @@ describe("message codec", () => {
     expect(decoded.map(fieldsOf)).toEqual(stored.map((text) => fieldsOf(decodeMessage(text))));
     expect(decoded.map((message) => message.constructor)).toEqual(stored.map((text) => decodeMessage(text).constructor));
     expect(decodeMessages([])).toEqual([]);
+  });
+
+  it("takes a sealed record's envelope out without parsing it, giving what parsing gives, and parses any other shape", () => {
+    const sealed = (content: string) => serializeMessage(new ChatMessage({ content, role: SEALED_ROLE }));
+    const texts = [
+      sealed("ms2.A.0.1.0..AbC-_9"), // the shape encryptStore writes: taken out by position
+      sealed('ms2.a"b'), // escaped quote
+      sealed("ms2.a\\b\nc"), // escaped backslash, newline
+      sealed("ms2.é ☃"),
+      sealed(""),
+      JSON.stringify({ v: 1, type: "generic", data: { role: SEALED_ROLE, content: "ms2.x" } }), // other field order
+      '{"v":1,"type":"generic","data":{"content":"ms2.x","id":"y","role":"memoria.sealed"}}', // more fields
+      '{"v":1,"type":"generic","data":{"content":"ms2.x","role":"memoria.sealed"}}  ', // trailing space
+    ];
+    for (const text of texts) {
+      const parsed = JSON.parse(text) as { data: { content: string; role: string; id?: string } };
+      for (const message of [decodeMessage(text), ...decodeMessages([text])]) {
+        expect(message).toBeInstanceOf(ChatMessage);
+        expect(fieldsOf(message)).toEqual(fieldsOf(new ChatMessage(parsed.data)));
+      }
+    }
   });
 
   it("refuses a read holding anything but JSON text with CORRUPT_DATA, naming what it got", () => {

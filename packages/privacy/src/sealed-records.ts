@@ -67,10 +67,20 @@ export function sealWrite(
   });
 }
 
-const wholeNumber = (text: string) => {
-  const n = Number(text);
-  return Number.isSafeInteger(n) && n >= 0 && String(n) === text ? n : undefined;
-};
+/**
+ * The whole number written in `text` from `from` up to `to` (digits only, no leading
+ * zero), or undefined. Read digit by digit: envelopes are parsed on every read.
+ */
+function wholeNumber(text: string, from: number, to: number): number | undefined {
+  if (to <= from || to - from > 15 || (to - from > 1 && text.charCodeAt(from) === 48)) return undefined;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  return n;
+}
 
 /** Reads the envelope of a stored message; a message that is not one is refused. */
 export function parseSealedMessage(key: SessionKey, message: BaseMessage): SealedMessage {
@@ -78,25 +88,28 @@ export function parseSealedMessage(key: SessionKey, message: BaseMessage): Seale
   if ((message as ChatMessage).role !== SEALED_ROLE || typeof content !== "string" || !(content.startsWith(MESSAGE_PREFIX) || content.startsWith(V1_PREFIX))) {
     throw new IntegrityError(key, "not-sealed", "a stored message is not sealed (written without encryption, or replaced)");
   }
-  const v1 = content.startsWith(V1_PREFIX);
-  // The fields between dots: id, position, and (second format) end, edit and link.
-  const fields: string[] = [];
-  let from = MESSAGE_PREFIX.length;
-  for (let n = v1 ? 2 : 5; n > 0; n--) {
-    const dot = content.indexOf(".", from);
-    if (dot < 0) break;
-    fields.push(content.slice(from, dot));
-    from = dot + 1;
+  // The fields between dots: data key id, position, and (second format) end, edit and link.
+  // A dot missing leaves a number undefined (wholeNumber of an empty or reversed range), which is refused below.
+  const at = MESSAGE_PREFIX.length;
+  const idEnd = content.indexOf(".", at);
+  const positionEnd = content.indexOf(".", idEnd + 1);
+  const position = wholeNumber(content, idEnd + 1, positionEnd);
+  if (content.startsWith(V1_PREFIX)) {
+    if (idEnd <= at || position === undefined || positionEnd + 1 === content.length) throw malformed(key);
+    return { envelope: content, dataKeyId: content.slice(at, idEnd), position, end: position, edit: 0, sealedAt: positionEnd + 1 };
   }
-  const [dataKeyId = "", position, end, edit] = [fields[0], ...fields.slice(1, 4).map(wholeNumber)];
-  const complete = v1 ? fields.length === 2 : fields.length === 5 && end !== undefined && edit !== undefined && end >= (position ?? 0);
-  if (!complete || dataKeyId === "" || position === undefined || from === content.length) {
-    throw new IntegrityError(key, "tampered", "a sealed message has a malformed envelope");
+  const endEnd = content.indexOf(".", positionEnd + 1);
+  const editEnd = content.indexOf(".", endEnd + 1);
+  const linkEnd = content.indexOf(".", editEnd + 1);
+  const end = wholeNumber(content, positionEnd + 1, endEnd);
+  const edit = wholeNumber(content, endEnd + 1, editEnd);
+  if (idEnd <= at || position === undefined || end === undefined || edit === undefined || end < position || linkEnd < 0 || linkEnd + 1 === content.length) {
+    throw malformed(key);
   }
-  return v1
-    ? { envelope: content, dataKeyId, position, end: position, edit: 0, sealedAt: from }
-    : { envelope: content, dataKeyId, position, end: end as number, edit: edit as number, link: fields[4], sealedAt: from };
+  return { envelope: content, dataKeyId: content.slice(at, idEnd), position, end, edit, link: content.slice(editEnd + 1, linkEnd), sealedAt: linkEnd + 1 };
 }
+
+const malformed = (key: SessionKey) => new IntegrityError(key, "tampered", "a sealed message has a malformed envelope");
 
 /** Opens records sealed under `dataKey`, each at most once per process while it stays unchanged; record-chain.ts then checks how they stand. */
 export function openMessages(
@@ -156,7 +169,7 @@ export function stateDataKeyId(key: SessionKey, stored: JsonValue): SealedState 
   }
   const dot = stored.indexOf(".", STATE_PREFIX.length);
   const versionEnd = v2 && dot > 0 ? stored.indexOf(".", dot + 1) : dot;
-  const version = v2 ? wholeNumber(stored.slice(dot + 1, versionEnd)) : undefined;
+  const version = v2 ? wholeNumber(stored, dot + 1, versionEnd) : undefined;
   if (dot < 0 || versionEnd < 0 || (v2 && version === undefined)) throw new IntegrityError(key, "tampered", "a sealed state value has a malformed envelope");
   return { dataKeyId: stored.slice(STATE_PREFIX.length, dot), version, sealed: stored.slice(versionEnd + 1) };
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { DataKeys } from "../src/data-keys.js";
 import { KeyRing } from "../src/key-ring.js";
 import { seal } from "../src/seal.js";
+import { parseSealedMessage } from "../src/sealed-records.js";
 import { SEALED_ROLE, type FreshnessAnchor, encryptStore, storeAnchor } from "../src/index.js";
 
 const keys = { A: randomBytes(32) };
@@ -90,5 +91,27 @@ describe("sealed history", () => {
     await store.setState(key, "summary", 2);
     expect(await heads.get(encodeSessionKey(key), "state.summary")).toMatch(/\.2$/); // versions go up one per write
     expect(() => storeAnchor(undefined as never)).toThrow(/storeAnchor needs a store/);
+  });
+});
+
+describe("sealed envelopes", () => {
+  const key = { sessionId: "s" };
+  const record = (content: string) => new ChatMessage({ role: SEALED_ROLE, content });
+
+  it("read their fields: data key id, position, end, edit, link and where the sealed text starts", () => {
+    const content = "ms2.K1.12.13.2.LINKxyz.SEALED";
+    expect(parseSealedMessage(key, record(content))).toEqual({ envelope: content, dataKeyId: "K1", position: 12, end: 13, edit: 2, link: "LINKxyz", sealedAt: content.indexOf("SEALED") });
+    expect(parseSealedMessage(key, record("ms2.K.0.0.0..S"))).toMatchObject({ position: 0, end: 0, edit: 0, link: "" });
+    expect(parseSealedMessage(key, record("ms1.K.7.S"))).toMatchObject({ dataKeyId: "K", position: 7, end: 7, edit: 0, sealedAt: 8 });
+    expect(parseSealedMessage(key, record("ms1.K.7.S")).link).toBeUndefined();
+  });
+
+  it("that are malformed are tampered: a field missing or empty, a number with a sign, a leading zero or a letter, an end before the position", () => {
+    for (const content of ["ms2.K.1.1.0.L.", "ms2.K.1.1.0.L", "ms2..1.1.0.L.S", "ms2.K..1.0.L.S", "ms2.K.01.1.0.L.S", "ms2.K.1.1.-1.L.S", "ms2.K.1.1.0x.L.S", "ms2.K.2.1.0.L.S", "ms2.K.1.1e1.0.L.S", "ms1.K.1.", "ms1.K.x.S", "ms1.K.1234567890123456.S"]) {
+      expect(() => parseSealedMessage(key, record(content)), content).toThrow(expect.objectContaining({ code: "INTEGRITY", reason: "tampered" }));
+    }
+    for (const message of [record("plain text"), new HumanMessage("ms2.K.1.1.0.L.S")]) {
+      expect(() => parseSealedMessage(key, message)).toThrow(expect.objectContaining({ code: "INTEGRITY", reason: "not-sealed" }));
+    }
   });
 });
