@@ -148,6 +148,14 @@ try {
         ["store", "variant", "turn", "read last 20", "turn ÷ plain"],
         rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),
       ),
+      "\n### The whole history\n\nThe same sessions after those turns, in the same blocks: a turn with the default strategy (the whole history read, and the prompt made of it) and `store.read(key)` of the whole session, each against the plain store's (read ÷ plain: what opening every record costs). Target: whole reads ≤ 1.3× plain.\n",
+      table(
+        ["store", "variant", "turn, whole history", "whole read", "whole turn ÷ plain", "whole read ÷ plain", "read last 20 ÷ plain"],
+        rows.map((r) => {
+          const plain = rows.find((p) => p.store === r.store && p.variant === "plain") as (typeof rows)[number];
+          return [r.store, r.variant, formatMs(r.turnWhole), formatMs(r.readWhole), ratio(r.turnWhole, plain.turnWhole), ratio(r.readWhole, plain.readWhole), ratio(r.read, plain.read)];
+        }),
+      ),
     );
   }
 

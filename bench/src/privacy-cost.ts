@@ -15,6 +15,10 @@ export interface PrivacyCost {
   variant: string;
   turn: number;
   read: number;
+  /** A turn with the default strategy, which reads the whole history. */
+  turnWhole: number;
+  /** `store.read(key)`: the whole session. */
+  readWhole: number;
   /** This variant's turn ÷ the plain store's turn. */
   turnRatio: number;
 }
@@ -56,10 +60,13 @@ export async function privacyCost(redisUrl: string, settings: Settings, size = 1
       const blocks = settings.quick ? 2 : 4;
       const turns = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turn(session(name))])), blocks, 20);
       const reads = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readLast20(session(name))])), blocks, 20);
+      const wholeTurns = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turnWhole(session(name))])), blocks, 20);
+      const wholeReads = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readAll(session(name))])), blocks, 20);
       const plain = median(turns.plain as number[]);
       for (const [variant] of sides) {
         const turn = median(turns[variant] as number[]);
-        rows.push({ store, variant, turn, read: median(reads[variant] as number[]), turnRatio: turn / plain });
+        const read = median(reads[variant] as number[]);
+        rows.push({ store, variant, turn, read, turnWhole: median(wholeTurns[variant] as number[]), readWhole: median(wholeReads[variant] as number[]), turnRatio: turn / plain });
       }
     }
   } finally {
