@@ -24,7 +24,7 @@ import {
 import { type JsonValue, cloneJson } from "./json-value.js";
 import { LocalLeases } from "./local-leases.js";
 import { type EncodedMessage, encodeMessages } from "./message-codec.js";
-import { decodeFrozenMessage, decodeMessage } from "./message-decoding.js";
+import { decodeMessage, freezeEncodedMessage } from "./message-decoding.js";
 import {
   type SessionKey,
   type SessionKeyFilter,
@@ -67,7 +67,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   const sweeper = ttlSeconds === undefined ? undefined : setInterval(() => live(), Math.min(ttlSeconds * 1000, 60_000));
   sweeper?.unref?.();
   const frozen = options.frozen ?? true;
-  const keep: (message: EncodedMessage) => Kept = frozen ? decodeFrozenMessage : (message) => message;
+  const keep: (message: EncodedMessage) => Kept = frozen ? freezeEncodedMessage : (message) => message;
   /**
    * A new array of the messages from index `from` on: the frozen objects themselves,
    * or decoded copies. Never the session's own array, frozen: V8 walks, slices and

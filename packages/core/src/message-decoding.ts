@@ -181,6 +181,16 @@ export function decodeFrozenMessage(stored: unknown): BaseMessage {
   return deepFreeze(decodeMessage(stored));
 }
 
+/**
+ * {@link decodeFrozenMessage} of an encoded message the caller made and gives away
+ * (`encodeMessages`' output, which shares nothing with the message it came from): its
+ * fields become the message's, frozen, without copying them first.
+ * @internal the in-memory store's append.
+ */
+export function freezeEncodedMessage(encoded: EncodedMessage): BaseMessage {
+  return deepFreeze(decodeParsed(encoded, false));
+}
+
 function construct(type: StoredMessageType, fields: Record<string, unknown>): BaseMessage {
   fields.content ??= "";
   if (type === "ai") {

@@ -39,7 +39,8 @@ describe("in-memory store", () => {
     expect(first).not.toBe(second);
     expect(Object.isFrozen(first)).toBe(false); // a plain array: V8 walks frozen ones far slower
     expect(first[1]).toBe(second[1]);
-    expect(first[1]).not.toBe(appended); // what the caller appended stays the caller's
+    expect(first[1]).not.toBe(appended); // what the caller appended stays the caller's, unfrozen
+    expect([Object.isFrozen(appended), Object.isFrozen(appended.tool_calls![0]!.args.x), Object.isFrozen(appended.additional_kwargs)]).toEqual([false, false, false]);
     expect(Object.isFrozen((first[1] as AIMessage).tool_calls![0]!.args.x)).toBe(true);
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
   });
