@@ -17,7 +17,7 @@ export interface FileStoreOptions {
   ttlSeconds?: number;
   /**
    * How many sessions' bookkeeping (count, turn ids) and recent turns this process
-   * keeps (recent turns: up to 256 KiB of a session's file, 64 MiB over all).
+   * keeps (recent turns: up to 8 MiB of a session's file, 64 MiB over all).
    * @default 1_000
    */
   cacheSessions?: number;

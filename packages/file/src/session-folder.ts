@@ -18,8 +18,13 @@ export interface FolderSettings {
   frozen: boolean;
 }
 
-/** Bytes of turn lines cached per session file, and over all files (about 4 bytes of heap per byte, decoded). */
-const TAIL_BYTES_PER_FILE = 256 * 1024;
+/**
+ * Bytes of turn lines cached per session file, and over all files (decoded and
+ * frozen, about 2.4 bytes of heap per byte: `pnpm --filter @memoria/bench file-cache`).
+ * 8 MiB keeps a whole session of about 30,000 chat-length messages; at 256 KiB, whole
+ * reads of sessions past about 1,000 re-read and re-parsed the file every time.
+ */
+const TAIL_BYTES_PER_FILE = 8 * 1024 * 1024;
 const TAIL_BYTES = 64 * 1024 * 1024;
 
 /**
