@@ -99,26 +99,31 @@ function fieldsAsStored(type: StoredMessageType, data: Record<string, unknown>):
  */
 export function decodeMessage(stored: unknown): BaseMessage {
   // Text we parse ourselves is already a private copy; objects handed in are not.
-  if (typeof stored !== "string") return decodeParsed(stored, true);
-  const envelope = sealedEnvelope(stored);
-  return envelope === undefined ? decodeParsed(parseJson(stored), false) : new ChatMessage({ content: envelope, role: SEALED_ROLE });
+  return typeof stored === "string" ? fromParsed(parseStored(stored)) : decodeParsed(stored, true);
 }
 
 /**
  * Decodes a read's stored JSON texts into new messages, in order (an item that is
- * not text is `CORRUPT_DATA`). Parses them all first, then builds the messages: two
+ * not text is `CORRUPT_DATA`). Parses them all first (a sealed record, taken out
+ * unparsed, becomes its message there), then builds the messages: two
  * tight loops run about 15 % faster than one that alternates `JSON.parse` and
  * LangChain's constructors (10,000 messages: 6.1 against 7.1 ms), which is most of
  * a whole read's time on a server store.
  */
 export function decodeMessages(texts: readonly unknown[]): BaseMessage[] {
-  const parsed = texts.map((text) => (typeof text === "string" ? (sealedEnvelope(text) ?? parseJson(text)) : parseJson(text)));
-  for (let i = 0; i < parsed.length; i++) {
-    const item = parsed[i];
-    parsed[i] = typeof item === "string" ? new ChatMessage({ content: item, role: SEALED_ROLE }) : decodeParsed(item, false);
-  }
+  const parsed = texts.map(parseStored);
+  for (let i = 0; i < parsed.length; i++) parsed[i] = fromParsed(parsed[i]);
   return parsed as BaseMessage[];
 }
+
+/** A stored text read: a sealed record's message already (see `sealedEnvelope`), or the JSON value to decode. */
+function parseStored(text: unknown): unknown {
+  const envelope = typeof text === "string" ? sealedEnvelope(text) : undefined;
+  return envelope === undefined ? parseJson(text) : new ChatMessage({ content: envelope, role: SEALED_ROLE });
+}
+
+/** What `parseStored` gave, as a message (JSON never parses into a ChatMessage, so the test tells them apart). */
+const fromParsed = (item: unknown): BaseMessage => (item instanceof ChatMessage ? item : decodeParsed(item, false));
 
 /*
  * A record sealed by encryptStore, as every store writes it: a chat message whose

@@ -174,6 +174,12 @@ describe("message codec", () => {
       expect(MemoriaError.hasCode(error, "CORRUPT_DATA")).toBe(true);
       expect((error as Error).message).toContain(named);
     }
+    // JSON text of a string (an envelope's shape, even) is not a message: never taken for a sealed record.
+    for (const decode of [(text: string) => decodeMessages([text]), decodeMessage]) {
+      const error = catchIt(() => decode('"ms2.A.0.1.0..AbC"'));
+      expect(MemoriaError.hasCode(error, "CORRUPT_DATA")).toBe(true);
+      expect((error as Error).message).toContain("got string");
+    }
   });
 
   it("keeps a 1 MB message and unicode intact", () => {
