@@ -2,8 +2,8 @@
  * The file store's whole reads of sessions of chat-length messages (about 280 bytes
  * a line), against the bare read of the same messages (the file read whole, each
  * line parsed, LangChain's `mapStoredMessagesToChatMessages`), and the heap the
- * store's tail cache holds for each session (what closing the store frees). One process, medians of 50 reads after
- * 10 untimed; asserts nothing.
+ * store's tail cache holds for each session (what closing the store frees). One
+ * process, medians of 50 reads after 10 untimed; asserts nothing.
  *
  *   pnpm --filter @memoria/bench file-cache           # 1,000, 10,000 and 20,000 messages
  */

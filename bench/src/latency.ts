@@ -1,5 +1,6 @@
 import { collectGarbage, interleave, median } from "./measure.js";
 import type { Side, StoreKind } from "./systems.js";
+import type { Settings } from "./workloads.js";
 
 /** What one row measures. */
 export type RowKind = "turn, whole history" | "turn, last 20" | "read, whole history" | "read, last 20";
@@ -26,13 +27,6 @@ export interface Flatness {
 
 /** W2/W3 figures: one point per store, size and row; flatness per store. */
 export type LatencyResult = { points: LengthPoint[]; flatness: Flatness[] };
-
-interface Settings {
-  quick: boolean;
-  sizes: number[];
-  runs: number;
-  warmupMs: number;
-}
 
 /**
  * The contenders of one row. memoria's default strategy reads the whole history,

@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
 import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
-import { privacyCost } from "./privacy-cost.js";
+import { privacyCost, privacyRounds } from "./privacy-cost.js";
 import { langgraphSection } from "./langgraph-report.js";
 import { latencyChart, table } from "./report.js";
 import type { StoreKind } from "./systems.js";
@@ -143,7 +143,7 @@ try {
     const sessionSize = quick ? 200 : 1_000;
     const rows = await privacyCost(redisUrl, settings, sessionSize);
     sections.push(
-      `## W7: what privacy costs a turn\n\nThe same store plain, wrapped by \`encryptStore\` (AES-256-GCM, a data key per session), with hashed ids too, with per-user keys in a \`fileKeyVault\` (crypto-shredding; here the scope field is the session id, so every session has its own vault key), and with \`redactStore\` (the built-in patterns) over the encrypted store. A turn with \`windowMemory({ k: 10 })\` (20 messages read) on a session of ${sessionSize.toLocaleString("en")} messages, seeded in two-message turns through each variant. The variants run in blocks of 20 turns, one after another, for ${quick ? 2 : 4} rounds (${quick ? 40 : 80} turns each, medians), so each is measured with its own code warm: alternating the code paths turn by turn slowed all of them, the larger ones most, which measures the alternation more than the wrapper. Target: encryption under 1.10× the plain turn.\n`,
+      `## W7: what privacy costs a turn\n\nThe same store plain, wrapped by \`encryptStore\` (AES-256-GCM, a data key per session), with hashed ids too, with per-user keys in a \`fileKeyVault\` (crypto-shredding; here the scope field is the session id, so every session has its own vault key), and with \`redactStore\` (the built-in patterns) over the encrypted store. A turn with \`windowMemory({ k: 10 })\` (20 messages read) on a session of ${sessionSize.toLocaleString("en")} messages, seeded in two-message turns through each variant. The variants run in blocks of 20 turns, one after another, for ${privacyRounds(settings)} rounds (${20 * privacyRounds(settings)} turns each, medians), so each is measured with its own code warm: alternating the code paths turn by turn slowed all of them, the larger ones most, which measures the alternation more than the wrapper. Target: encryption under 1.10× the plain turn.\n`,
       table(
         ["store", "variant", "turn", "read last 20", "turn ÷ plain"],
         rows.map((r) => [r.store, r.variant, formatMs(r.turn), formatMs(r.read), `${r.turnRatio.toFixed(2)}×`]),

@@ -23,13 +23,17 @@ export interface PrivacyCost {
   turnRatio: number;
 }
 
+/** Rounds of blocks of 20 turns per variant (the report says how many). */
+export const privacyRounds = (settings: { quick: boolean }) => (settings.quick ? 1 : 4);
+
 /**
  * W7: what privacy costs a turn. The same store plain, encrypted (AES-256-GCM,
  * a data key per session), encrypted with hashed ids, and redacted then
  * encrypted, and encrypted with per-scope keys in a file vault (crypto-shredding;
  * the bench's keys have only a session id, so the scope field is that: one vault
- * key per session, the most vault reads there can be); a turn with a 20-message window on a session of `size` messages,
- * interleaved in blocks so the variants share the machine's drift.
+ * key per session, the most vault reads there can be); a turn with a 20-message window
+ * and a read of the last 20 on a session of `size` messages, then a whole-history turn
+ * and a whole read, each interleaved in blocks so the variants share the machine's drift.
  */
 export async function privacyCost(redisUrl: string, settings: Settings, size = 1_000): Promise<PrivacyCost[]> {
   const keys = { keys: { A: randomBytes(32) }, activeKeyId: "A" };
@@ -56,8 +60,7 @@ export async function privacyCost(redisUrl: string, settings: Settings, size = 1
       const tag = crypto.randomUUID().slice(0, 8);
       for (const [variant, side] of sides) await side.seed(session(variant), size);
       collectGarbage();
-      // Blocks of 20 turns per variant, 4 (quick: 2) rounds.
-      const blocks = settings.quick ? 2 : 4;
+      const blocks = privacyRounds(settings);
       const turns = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turn(session(name))])), blocks, 20);
       const reads = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.readLast20(session(name))])), blocks, 20);
       const wholeTurns = await interleaveBlocks(Object.fromEntries(sides.map(([name, side]) => [name, () => side.turnWhole(session(name))])), blocks, 20);
