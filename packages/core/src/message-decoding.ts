@@ -122,8 +122,13 @@ function parseStored(text: unknown): unknown {
   return envelope === undefined ? parseJson(text) : new ChatMessage({ content: envelope, role: SEALED_ROLE });
 }
 
-/** What `parseStored` gave, as a message (JSON never parses into a ChatMessage, so the test tells them apart). */
-const fromParsed = (item: unknown): BaseMessage => (item instanceof ChatMessage ? item : decodeParsed(item, false));
+/**
+ * What `parseStored` gave, as a message. JSON never parses into an object of
+ * ChatMessage's prototype, so that tells them apart (not `instanceof`: LangChain's
+ * duck-typed `Symbol.hasInstance` costs more than the check is for).
+ */
+const fromParsed = (item: unknown): BaseMessage =>
+  item !== null && typeof item === "object" && Object.getPrototypeOf(item) === ChatMessage.prototype ? (item as BaseMessage) : decodeParsed(item, false);
 
 /*
  * A record sealed by encryptStore, as every store writes it: a chat message whose
