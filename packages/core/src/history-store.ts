@@ -108,6 +108,13 @@ export interface LockOptions {
    */
   waitMs?: number;
   signal?: AbortSignal;
+  /**
+   * Also read the session's messages as the lock is taken, in the same step where
+   * the store can (Redis: one script, so a turn costs one round trip fewer). They
+   * are the lock's `messages`: exactly what a `read(key, read)` right after taking
+   * it would return. A store that cannot leaves `messages` undefined: read then.
+   */
+  read?: ReadOptions;
 }
 
 /** The lease of a turn lock when none is given. */
@@ -131,6 +138,8 @@ export interface TurnLock {
    * resolved with `released: true`): stop renewing, and make `release()` a no-op.
    */
   markReleased?(): void;
+  /** With `LockOptions.read`, where the store could: the session's messages as the lock was taken. */
+  messages?: BaseMessage[];
 }
 
 /**

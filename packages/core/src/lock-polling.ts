@@ -1,5 +1,6 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import { LockTimeoutError, MemoriaError } from "./errors.js";
-import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type TurnLock } from "./history-store.js";
+import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type TurnLock, readWindow } from "./history-store.js";
 import type { SessionKey } from "./session-key.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,12 +26,13 @@ export interface PolledLock {
   renew?(): Promise<boolean>;
 }
 
-/** Checks the TTL and wait of lock options, returning them with defaults filled in. */
+/** Checks lock options (the TTL, the wait, a read's window), returning the TTL and wait with defaults filled in. */
 export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number } {
   const ttlMs = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
   const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
   if (!Number.isFinite(ttlMs) || ttlMs < 1) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
   if (!Number.isFinite(waitMs) || waitMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
+  if (options.read) readWindow(options.read);
   return { ttlMs: Math.round(ttlMs), waitMs };
 }
 
@@ -46,6 +48,7 @@ class Lease implements TurnLock {
   #renewing = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #confirmedAt = Date.now();
+  messages?: BaseMessage[];
 
   constructor(
     private readonly lock: PolledLock,

@@ -179,7 +179,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     if (unfenced.store) this.#checkInput(inputMessages); // refuse unstorable input before the model runs
     const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
-      const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock) : unfenced;
+      const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock, this.memory.firstRead) : unfenced;
       const turnIdGiven = config.configurable?.turnId !== undefined;
       const recording = this.recordPrompts ? { recorder: new PromptRecorder(), reads: new ReadPositions() } : undefined;
       const turn = (runnableInput: unknown, sent: () => readonly BaseMessage[]) =>
@@ -235,7 +235,8 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     try {
       if (backend.lock) {
         const waitMs = this.busySession === "reject" ? 0 : this.#lockOptions.waitMs;
-        storeLock = await backend.lock({ ...this.#lockOptions, waitMs, signal });
+        // The strategy's first read, taken with the lock where the store can.
+        storeLock = await backend.lock({ ...this.#lockOptions, waitMs, signal, read: this.memory.firstRead });
       }
     } catch (error) {
       releaseLocal();

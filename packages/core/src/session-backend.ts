@@ -26,31 +26,48 @@ export interface Backend {
   save(messages: BaseMessage[], turnId: string, options?: { last?: boolean; keepTurnId?: boolean }): Promise<boolean>;
   lock?(options: LockOptions): Promise<TurnLock>;
   trim?(oldest: number): Promise<number>;
-  /** The same session, with every write fenced by `lock`: refused once the lock is lost. */
-  fenced?(lock: TurnLock): Backend;
+  /**
+   * The same session, with every write fenced by `lock`: refused once the lock is
+   * lost. The lock's `messages`, read with it as `read` says, answer this backend's
+   * first read if it asks for just them and nothing was written or trimmed before.
+   */
+  fenced?(lock: TurnLock, read?: ReadOptions): Backend;
   /** The session as a LangChain chat history (`configurable.messageHistory` of the wrapped runnable). */
   chatHistory(): BaseChatMessageHistory | BaseListChatMessageHistory;
 }
 
-export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock): Backend {
+export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock, lockRead?: ReadOptions): Backend {
   const fence = lock ? { lock } : undefined;
   const joinedRead = joinedReadOf(store);
+  let readWithLock = lock?.messages && lockRead ? { options: lockRead, messages: lock.messages } : undefined;
+  if (lock) lock.messages = undefined; // handed to this backend's first read; not kept for the turn
   return {
     identity: store,
     store,
-    read: (options) => store.read(key, options),
+    read: (options) => {
+      const found = readWithLock;
+      readWithLock = undefined;
+      if (found && options?.last === found.options.last && options?.sealed === found.options.sealed) return Promise.resolve(found.messages);
+      return store.read(key, options);
+    },
     readJoined: joinedRead && ((after) => joinedRead(key, after)),
     count: () => store.count(key),
     state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
     save: async (messages, turnId, options) => {
+      readWithLock = undefined;
       const release = options?.last === true && lock !== undefined;
       const result = await store.append(key, messages, { turnId, lock, release, keepTurnId: options?.keepTurnId });
       if (result.released) lock?.markReleased?.();
       return result.appended;
     },
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
-    trim: store.trim ? (oldest) => (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest }) : undefined,
-    fenced: (held) => storeBackend(store, key, held),
+    trim: store.trim
+      ? (oldest) => {
+          readWithLock = undefined;
+          return (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest });
+        }
+      : undefined,
+    fenced: (held, read) => storeBackend(store, key, held, read),
     chatHistory: () => store.history(key),
   };
 }

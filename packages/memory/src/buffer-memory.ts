@@ -2,5 +2,5 @@ import type { MemoryStrategy } from "@memoria/core";
 
 /** The whole conversation (LangChain's ConversationBufferMemory). memoria's wrapper uses it by default. */
 export function bufferMemory(): MemoryStrategy {
-  return { name: "buffer", load: ({ read }) => read() };
+  return { name: "buffer", load: ({ read }) => read(), firstRead: {} };
 }

@@ -10,6 +10,7 @@ export function readOnlyMemory(inner: MemoryStrategy): MemoryStrategy {
   return {
     name: `read-only(${inner.name})`,
     readonly: true,
+    firstRead: inner.firstRead,
     load: (context) => inner.load({ ...context, state: { get: (name) => context.state.get(name), set: async () => {} } }),
   };
 }

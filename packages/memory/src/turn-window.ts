@@ -23,6 +23,9 @@ export function startOfLastTurns(messages: readonly BaseMessage[], turns: number
   return undefined;
 }
 
+/** How many messages `readLastTurns` reads first for `turns` turns (two a turn, at least 8). */
+export const firstWindow = (turns: number): number => Math.max(2 * turns, 8);
+
 /**
  * Reads the last `turns` whole turns from the store's end: first a window sized
  * for plain human/AI turns, then larger ones while turns hold more messages (tool
@@ -31,7 +34,7 @@ export function startOfLastTurns(messages: readonly BaseMessage[], turns: number
  */
 export async function readLastTurns(read: (options?: ReadOptions) => Promise<BaseMessage[]>, turns: number): Promise<BaseMessage[]> {
   if (turns === 0) return [];
-  let size = Math.max(2 * turns, 8);
+  let size = firstWindow(turns);
   for (;;) {
     const messages = await read({ last: size });
     const start = startOfLastTurns(messages, turns);

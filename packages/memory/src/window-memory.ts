@@ -1,5 +1,5 @@
 import { MemoriaError, type MemoryStrategy } from "@memoria/core";
-import { readLastTurns } from "./turn-window.js";
+import { firstWindow, readLastTurns } from "./turn-window.js";
 
 export interface WindowMemoryOptions {
   /** How many of the latest turns (a human message and all that answered it) reach the prompt. */
@@ -17,5 +17,6 @@ export function windowMemory({ k }: WindowMemoryOptions): MemoryStrategy {
   return {
     name: `window(k=${k})`,
     load: ({ read }) => readLastTurns(read, k),
+    firstRead: k === 0 ? undefined : { last: firstWindow(k) },
   };
 }

@@ -39,7 +39,7 @@ import { KeyRing } from "./key-ring.js";
 import { ScopeKeys } from "./scope-keys.js";
 import { SealedRecallIndex } from "./sealed-recall-index.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
-import { appendSealed, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
+import { appendSealed, lockSealed, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
 import { openRawKey, sealRawKey } from "./sealed-records.js";
 
 export type { EncryptionOptions } from "./encryption-options.js";
@@ -243,8 +243,8 @@ export class EncryptedStore implements HistoryStore {
     return trimSealed(this.#info, key, options);
   }
 
-  async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
-    return this.#keys.stampLock(await this.inner.lock!(this.#stored(key).stored, options));
+  lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+    return lockSealed(this.#info, this.#opened, key, options);
   }
 
   /**

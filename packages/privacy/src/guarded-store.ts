@@ -85,6 +85,7 @@ export class GuardedStore extends ForwardingStore {
 
   override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     await this.#check(createSessionKey(key), "append");
+    if (options?.read) await this.#check(createSessionKey(key), "read"); // it reads with the lock
     return super.lock(key, options);
   }
 

@@ -3,9 +3,12 @@ import {
   type AppendOptions,
   type AppendResult,
   type FencedWriteOptions,
+  type HistoryStore,
+  type LockOptions,
   type ReadOptions,
   type SessionKey,
   type TailReplacement,
+  type TurnLock,
   checkTail,
   encodeMessages,
   toStoredText,
@@ -28,6 +31,42 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
   const at = ctx.keys.tick();
   const windowed = options?.last !== 0;
   const [stored, anchorHead] = await Promise.all([ctx.inner.read(s.stored, { ...options, sealed: true }), windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined]);
+  return openRead(ctx, opened, s, stored, anchorHead, at, windowed);
+}
+
+/**
+ * Takes the inner store's turn lock and, with `options.read`, reads the sealed
+ * records with it where the inner store can, opened and checked as `readSealed`
+ * does (the anchor, if any, is asked once the lock is held).
+ */
+export async function lockSealed(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options: LockOptions = {}): Promise<TurnLock> {
+  const s = ctx.stored(key);
+  const { read, ...rest } = options;
+  const inner = ctx.inner.lock as NonNullable<HistoryStore["lock"]>;
+  if (!read || read.last === 0) return ctx.keys.stampLock(await inner(s.stored, rest));
+  const at = ctx.keys.tick();
+  const lock = ctx.keys.stampLock(await inner(s.stored, { ...rest, read: { ...read, sealed: true } }));
+  if (!lock.messages) return lock;
+  try {
+    lock.messages = await openRead(ctx, opened, s, lock.messages, await anchored(ctx.anchor, s.id, MESSAGES_ITEM), at, true);
+  } catch (error) {
+    lock.messages = undefined;
+    await lock.release();
+    throw error;
+  }
+  return lock;
+}
+
+/** Opens a read's sealed records and checks them: an unbroken run, no older than any head seen or anchored. */
+async function openRead(
+  ctx: SealingContext,
+  opened: OpenedRecords,
+  s: { key: SessionKey; stored: SessionKey; id: string },
+  stored: readonly BaseMessage[],
+  anchorHead: string | undefined,
+  at: number,
+  windowed: boolean,
+): Promise<BaseMessage[]> {
   if (stored.length === 0) {
     // Every record gone reads as a session trimmed or erased: there is no newest record to check.
     if (windowed) ctx.keys.saw(s.id, at, undefined, NO_TAIL);

@@ -16,7 +16,7 @@ import { type KeyLayout, keyLayout } from "./key-layout.js";
 import { infoOf, recentSessions } from "./conversations.js";
 import { redisConnection } from "./redis-connection.js";
 import type { RedisStoreOptions } from "./redis-store-options.js";
-import { APPEND, INDEX, RELEASE, RENEW, REPLACE_TAIL, type RedisClient, SET_INFO, SET_STATE, TRIM } from "./scripts.js";
+import { APPEND, INDEX, RELEASE, RENEW, REPLACE_TAIL, type RedisClient, SET_INFO, SET_STATE, TAKE_AND_READ, TRIM } from "./scripts.js";
 
 export type { RedisStoreOptions } from "./redis-store-options.js";
 
@@ -174,9 +174,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     },
 
     lock({ id }, owner, ttlMs) {
-      const lockKey = layout.session(id).lock;
+      const { lock: lockKey, messages } = layout.session(id);
       return {
         take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK" || (await r.get(lockKey)) === owner),
+        takeAndRead: (last) => guarded(async (r) => ((await TAKE_AND_READ.run(r, [lockKey, messages], [owner, ttlMs, last ?? ""])) as string[] | null) ?? undefined),
         renew: () => guarded(async (r) => Number(await RENEW.run(r, [lockKey], [owner, ttlMs])) === 1),
         release: () => guarded((r) => RELEASE.run(r, [lockKey], [owner])).then(() => undefined),
       };

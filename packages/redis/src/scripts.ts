@@ -107,6 +107,19 @@ end
 return 1
 `);
 
+/**
+ * Takes the turn lock (absent, or this owner's already: a try whose reply was lost)
+ * and reads the session's messages in the same step, so the read sees every turn
+ * stored before the lock was taken. KEYS: lock, messages. ARGV: owner token, ttl ms,
+ * how many of the last messages ("" for all). Returns the messages, or nil when
+ * another owner holds the lock.
+ */
+export const TAKE_AND_READ = new Script(`
+if not redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') and redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end
+if ARGV[3] == '' then return redis.call('LRANGE', KEYS[2], 0, -1) end
+return redis.call('LRANGE', KEYS[2], -tonumber(ARGV[3]), -1)
+`);
+
 /** Deletes the lock only if this owner holds it. KEYS: lock. ARGV: owner token. */
 export const RELEASE = new Script(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end

@@ -180,12 +180,29 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const owner = crypto.randomUUID();
       const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, lockTimes(options).ttlMs);
       const renew = calls.renew?.bind(calls);
-      return pollForLock(session.key, options, {
+      const last = options.read && readWindow(options.read);
+      const takeAndRead = options.read && last !== 0 ? calls.takeAndRead?.bind(calls) : undefined;
+      let payloads: readonly string[] | undefined;
+      const take = takeAndRead
+        ? async () => {
+            payloads = await ask(() => takeAndRead(last), true);
+            return payloads !== undefined;
+          }
+        : () => ask(() => calls.take(), true);
+      const lock = await pollForLock(session.key, options, {
         owner,
-        take: () => ask(() => calls.take(), true),
+        take,
         release: () => ask(() => calls.release(), true),
         renew: renew && (() => ask(renew, true)),
       });
+      if (payloads === undefined) return lock;
+      try {
+        lock.messages = refuseSealed(session.key, decodeMessages(payloads), options.read);
+      } catch (error) {
+        await lock.release();
+        throw error;
+      }
+      return lock;
     },
 
     history(key: SessionKey) {

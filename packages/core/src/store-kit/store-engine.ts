@@ -41,6 +41,16 @@ export interface TurnWrite {
   readonly release: boolean;
 }
 
+/** An engine's turn lock: the polled calls, and a try that reads with it where the backend can. */
+export interface EngineLock extends Omit<PolledLock, "owner"> {
+  /**
+   * One try, as `take`, that also reads the session's payloads (all, or the last
+   * `last`) in the same atomic step once the lock is held: `undefined` when it was
+   * not taken. Left out, a turn takes the lock and then reads.
+   */
+  takeAndRead?(last: number | undefined): Promise<readonly string[] | undefined>;
+}
+
 /** What a store keeps of one conversation besides its messages, as an engine returns it. */
 export interface EngineInfo {
   id: string;
@@ -122,7 +132,7 @@ export interface StoreEngine {
    * Left out, the kit keeps the locks in this process's memory and checks fences
    * itself before calling the engine (right for a backend only this process writes).
    */
-  lock?(session: EngineSession, owner: string, ttlMs: number): Omit<PolledLock, "owner">;
+  lock?(session: EngineSession, owner: string, ttlMs: number): EngineLock;
 
   /** The engine's own recall index, when it has one. */
   recallIndex?(): RecallIndex;

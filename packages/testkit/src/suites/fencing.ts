@@ -124,6 +124,27 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       expect((await store().list({ userId })).sessions).toEqual([]);
     });
 
+    it("a lock taken with a read holds, where the store reads with it, exactly what a read under the lock returns", async () => {
+      const key = randomKey();
+      const shapes = [{}, { last: 5 }, { last: 0 }, { last: 100 }];
+      for (const session of [0, 30]) {
+        if (session > 0) await store().append(key, numbered(session));
+        for (const read of shapes) {
+          const held = await lockOf(store())(key, { read });
+          try {
+            const under = await store().read(key, read);
+            if (held.messages !== undefined) {
+              expect(held.messages.map((m) => [m.getType(), m.content, m.id])).toEqual(under.map((m) => [m.getType(), m.content, m.id]));
+            }
+            await store().append(key, numbered(1, 900), { lock: held }); // the lock is the store's own, and fences
+          } finally {
+            await held.release();
+          }
+        }
+      }
+      await expect(lockOf(store())(key, { read: { last: -1 } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    });
+
     it("a turn longer than its lock's TTL keeps the lock: 4 turns of 2 TTLs over two instances, none misses another", async () => {
       const peer = setup.createPeer ? await setup.createPeer(store()) : undefined;
       await withStores(peer ? [peer] : [], async () => {
