@@ -112,7 +112,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       if (encoded.length === 0) return { appended: true };
       const p = paths(sessionKey);
       return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        await checkFence(sessionKey, p, appendOptions);
+        checkFence(sessionKey, p, appendOptions);
         const entry = await ledger.catchUp(p);
         if (entry.turnIds.has(turnId)) return { appended: false };
         const line = `${toStoredText({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
@@ -150,7 +150,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const checked = stateValue(value);
       const p = paths(sessionKey);
       await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        await checkFence(sessionKey, p, writeOptions);
+        checkFence(sessionKey, p, writeOptions);
         const entry = await ledger.catchUp(p);
         if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with state only: its header
         await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), [name]: checked }));
@@ -170,7 +170,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const checked = checkInfoPatch(patch);
       const p = paths(sessionKey);
       await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        await checkFence(sessionKey, p, writeOptions);
+        checkFence(sessionKey, p, writeOptions);
         const entry = await ledger.catchUp(p);
         if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with info only: its header
         await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), checked)));
@@ -206,7 +206,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       const encoded = encodeMessages(tail.messages);
       const p = paths(sessionKey);
       await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        await checkFence(sessionKey, p, writeOptions);
+        checkFence(sessionKey, p, writeOptions);
         let entry = await ledger.catchUp(p);
         const live = liveStat(p.file) !== undefined;
         const found = live ? entry.count : 0;

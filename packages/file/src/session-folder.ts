@@ -87,9 +87,9 @@ export function sessionFolder(root: string, settings: FolderSettings) {
   }
 
   /** Throws `LockLostError` unless the write's turn lock (if any) is still the session's (checked under the append lock). */
-  async function checkFence(key: SessionKey, p: Paths, fence: FencedWriteOptions | undefined): Promise<void> {
+  function checkFence(key: SessionKey, p: Paths, fence: FencedWriteOptions | undefined): void {
     const token = fence?.lock?.token;
-    if (token !== undefined && (await readLock(p.turnLock))?.owner !== token) throw new LockLostError(key);
+    if (token !== undefined && readLock(p.turnLock)?.owner !== token) throw new LockLostError(key);
   }
 
   /** The file's size, or undefined when it is missing or expired. */

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { open, stat, truncate, unlink } from "node:fs/promises";
 import type { SessionKey } from "@memoria/core";
 import { fileError } from "./file-errors.js";
@@ -44,10 +45,8 @@ export class Ledger {
 
   /** Parses what was appended since this process last looked; truncates a torn last line. */
   async catchUp(p: Paths): Promise<Known> {
-    const info = await stat(p.file).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
+    // Synchronous, as the store's other stats: microseconds, where a hop through the thread pool took about 65 µs.
+    const info = statSync(p.file, { throwIfNoEntry: false });
     if (!info || this.expired(info.mtimeMs)) {
       await Promise.all([unlink(p.file).catch(() => {}), unlink(p.state).catch(() => {})]); // missing or expired: start afresh
       this.#known.delete(p.file);

@@ -156,4 +156,24 @@ describe("file locks", () => {
     const lock = await lockFile(path, { sessionId: "s" }, { waitMs: 3_000 });
     await lock.release();
   });
+
+  it("a release never loses to a renewal in flight: the lock file is gone after every release", async () => {
+    const { lockFile } = await import("../src/file-lock.js");
+    const path = join(fresh(), "renewed.lock");
+    const { mkdirSync } = await import("node:fs");
+    mkdirSync(join(path, ".."), { recursive: true });
+    const left: number[] = [];
+    // A lease of 6 ms is renewed every 2 ms, so releases often meet a renewal half done.
+    for (let i = 0; i < 150; i++) {
+      const lock = await lockFile(path, { sessionId: "s" }, { ttlMs: 6, waitMs: 3_000 });
+      await new Promise((resolve) => setTimeout(resolve, i % 7));
+      await lock.release();
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      if (existsSync(path)) {
+        left.push(i);
+        rmSync(path);
+      }
+    }
+    expect(left).toEqual([]);
+  });
 });
