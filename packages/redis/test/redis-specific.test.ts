@@ -77,6 +77,22 @@ describe("redis key safety", () => {
 });
 
 describe("redis turn cost", () => {
+  it("a lock that reads a corrupt record gives the lock back and fails as CORRUPT_DATA, as the read would", async () => {
+    const prefix = `corrupt-${crypto.randomUUID()}:`;
+    const store = createRedisStore({ url, keyPrefix: prefix });
+    const key = { sessionId: "s" };
+    await store.append(key, numbered(2));
+    await admin.rpush(keyLayout(prefix).session(encodeSessionKey(key)).messages, "{not json");
+    const lock = store.lock?.bind(store) as NonNullable<typeof store.lock>;
+    await expect(lock(key, { read: { last: 2 } })).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+    const next = await lock(key, { waitMs: 0 }); // not left held
+    await next.release();
+    const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => "answer"), store });
+    await expect(chain.invoke("q", { configurable: key })).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+    expect(await admin.llen(keyLayout(prefix).session(encodeSessionKey(key)).messages)).toBe(3); // nothing written
+    await store.close();
+  });
+
   it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
     const store = createRedisStore({ url });
     const key = { sessionId: crypto.randomUUID() };
