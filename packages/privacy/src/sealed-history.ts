@@ -44,9 +44,11 @@ export async function lockSealed(ctx: SealingContext, opened: OpenedRecords, key
   const { read, ...rest } = options;
   const inner = ctx.inner.lock as NonNullable<HistoryStore["lock"]>;
   if (!read || read.last === 0) return ctx.keys.stampLock(await inner(s.stored, rest));
-  const at = ctx.keys.tick();
   const lock = ctx.keys.stampLock(await inner(s.stored, { ...rest, read: { ...read, sealed: true } }));
   if (!lock.messages) return lock;
+  // Read in the step that took the lock: seen after it was taken, so the turn's write
+  // finds the data key and the newest record known (no second fetch under the lock).
+  const at = ctx.keys.tick();
   try {
     lock.messages = await openRead(ctx, opened, s, lock.messages, await anchored(ctx.anchor, s.id, MESSAGES_ITEM), at, true);
   } catch (error) {
