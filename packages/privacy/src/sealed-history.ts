@@ -42,9 +42,10 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
 export async function lockSealed(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options: LockOptions = {}): Promise<TurnLock> {
   const s = ctx.stored(key);
   const { read, ...rest } = options;
-  const inner = ctx.inner.lock as NonNullable<HistoryStore["lock"]>;
-  if (!read || read.last === 0) return ctx.keys.stampLock(await inner(s.stored, rest));
-  const lock = ctx.keys.stampLock(await inner(s.stored, { ...rest, read: { ...read, sealed: true } }));
+  // Called on the inner store, not taken off it: a wrapper's lock is a method of its class.
+  const take = async (lockOptions: LockOptions) => ctx.keys.stampLock(await (ctx.inner.lock as NonNullable<HistoryStore["lock"]>)(s.stored, lockOptions));
+  if (!read || read.last === 0) return take(rest);
+  const lock = await take({ ...rest, read: { ...read, sealed: true } });
   if (!lock.messages) return lock;
   // Read in the step that took the lock: seen after it was taken, so the turn's write
   // finds the data key and the newest record known (no second fetch under the lock).

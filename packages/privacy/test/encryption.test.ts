@@ -1,7 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, createInMemoryStore, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import {
+  type HistoryStore,
+  type LockOptions,
+  RunnableWithMessageHistory,
+  type SessionKey,
+  type TurnLock,
+  createInMemoryStore,
+  encodeSessionKey,
+  scopeKeyOf,
+} from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { SEALED_ROLE, encryptStore, guardStore, redactStore } from "../src/index.js";
 
@@ -87,27 +96,6 @@ describe("encryptStore", () => {
     expect(words(await second.read(key))).toEqual(["four", "five", "saw 2"]);
   });
 
-  it("a turn through the wrapper costs no extra store call once the session has its key", async () => {
-    const inner = createInMemoryStore();
-    const calls: string[] = [];
-    const counted = new Proxy(inner, {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver);
-        if (typeof value !== "function" || name === "history") return value;
-        return (...args: unknown[]) => {
-          calls.push(String(name));
-          return value.apply(target, args);
-        };
-      },
-    });
-    const chain = new RunnableWithMessageHistory({ store: encryptStore(counted, options), runnable: RunnableLambda.from(async () => "ok") });
-    const config = { configurable: { sessionId: "s" } };
-    await chain.invoke("first", config);
-    calls.length = 0;
-    await chain.invoke("second", config);
-    expect(calls).toEqual(["lock", "read", "append"]);
-  });
-
   it("composes: guard(redact(encrypt(store))) in a turn", async () => {
     const inner = createInMemoryStore();
     const isAda = ({ config }: { config?: { configurable?: Record<string, unknown> } }) => config?.configurable?.caller === "ada";
@@ -169,4 +157,51 @@ describe("encryptStore's recall index", () => {
     const onlyB = encryptStore(inner, { keys: { B: keyB }, activeKeyId: "B" });
     expect((await onlyB.recallIndex().search(scope, [1, 0], 5)).map((hit) => [hit.session, hit.position])).toEqual([["s1", 1]]);
   });
+});
+
+/** `inner` with every call counted; with `readsWithLock`, its lock reads with it where asked, as Redis's does. */
+function countedStore(inner: HistoryStore, readsWithLock: boolean): { store: HistoryStore; calls: string[] } {
+  const calls: string[] = [];
+  const store = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== "function" || name === "history") return value;
+      return async (...args: unknown[]) => {
+        const read = name === "lock" && readsWithLock ? (args[1] as LockOptions | undefined)?.read : undefined;
+        calls.push(read ? "lock+read" : String(name));
+        const result = await value.apply(target, args);
+        if (read) (result as TurnLock).messages = await inner.read(args[0] as SessionKey, read);
+        return result;
+      };
+    },
+  });
+  return { store, calls };
+}
+
+describe("a turn through the wrappers costs no extra store call once the session has its key", () => {
+  const stacks: [string, (inner: HistoryStore) => HistoryStore][] = [
+    ["encryptStore", (inner) => encryptStore(inner, options)],
+    ["redactStore over encryptStore", (inner) => redactStore(encryptStore(inner, options))],
+    ["guardStore over encryptStore", (inner) => guardStore(encryptStore(inner, options), () => true)],
+    ["encryptStore over guardStore", (inner) => encryptStore(guardStore(inner, () => true), options)],
+  ];
+  for (const [name, wrap] of stacks) {
+    for (const readsWithLock of [false, true]) {
+      it(`${name}, over a store whose lock ${readsWithLock ? "reads the history with it" : "only locks"}`, async () => {
+        const { store, calls } = countedStore(createInMemoryStore(), readsWithLock);
+        const seen: number[] = [];
+        const runnable = RunnableLambda.from(async (messages: BaseMessage[]) => {
+          seen.push(messages.length);
+          return "ok";
+        });
+        const chain = new RunnableWithMessageHistory({ store: wrap(store), runnable });
+        const config = { configurable: { sessionId: "s" } };
+        await chain.invoke("first", config);
+        calls.length = 0;
+        await chain.invoke("second", config);
+        expect(calls).toEqual(readsWithLock ? ["lock+read", "append"] : ["lock", "read", "append"]);
+        expect(seen).toEqual([1, 3]); // the second turn saw the first
+      });
+    }
+  }
 });
