@@ -2,29 +2,26 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import { RunnableLambda } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
 import { type HistoryStore, type LockOptions, type MemoryStrategy, RunnableWithMessageHistory, type SessionKey, createInMemoryStore } from "../src/index.js";
-import { transcript } from "./helpers.js";
+import { recordingStore, transcript } from "./helpers.js";
 
 /**
  * An in-memory store whose lock reads with it, as the Redis store's does in one
- * script: the lock's `messages` are the read its options ask for. Counts the
- * store's own reads and the locks taken with a read.
+ * script: the lock's `messages` are the read its options ask for. `counts()` gives
+ * the store's own reads and the locks taken with a read.
  */
 function readingLockStore() {
   const inner = createInMemoryStore();
-  const counts = { reads: 0, lockReads: 0 };
-  const store: HistoryStore = Object.create(inner);
-  store.read = (key, options) => {
-    counts.reads++;
-    return inner.read(key, options);
-  };
-  store.lock = async (key: SessionKey, options?: LockOptions) => {
+  const reading: HistoryStore = Object.create(inner);
+  reading.lock = async (key: SessionKey, options?: LockOptions) => {
     const lock = await (inner.lock as NonNullable<HistoryStore["lock"]>)(key, options);
-    if (options?.read) {
-      counts.lockReads++;
-      lock.messages = await inner.read(key, options.read);
-    }
+    if (options?.read) lock.messages = await inner.read(key, options.read);
     return lock;
   };
+  const { store, calls } = recordingStore(reading);
+  const counts = () => ({
+    reads: calls.filter((call) => call.method === "read").length,
+    lockReads: calls.filter((call) => call.method === "lock" && (call.args[1] as LockOptions | undefined)?.read).length,
+  });
   return { store, inner, counts };
 }
 
@@ -44,7 +41,7 @@ describe("the strategy's first read taken with the turn lock", () => {
     const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: window });
     seen.length = 0;
     await chain.invoke("next", { configurable: key });
-    expect(counts).toEqual({ reads: 0, lockReads: 1 });
+    expect(counts()).toEqual({ reads: 0, lockReads: 1 });
     expect(seen[0]).toEqual(["q3", "a3", "q4", "a4", "next"]);
     await chain.invoke("after", { configurable: key });
     expect(seen[1]).toEqual(["q4", "a4", "next", "saw 5", "after"]); // the lock read the turn stored before it
@@ -59,11 +56,11 @@ describe("the strategy's first read taken with the turn lock", () => {
     seen.length = 0;
     await new RunnableWithMessageHistory({ runnable: model, store, memory: mismatched }).invoke("x", { configurable: key });
     expect(seen[0]).toEqual(["q4", "a4", "x"]);
-    expect(counts).toEqual({ reads: 1, lockReads: 1 });
+    expect(counts()).toEqual({ reads: 1, lockReads: 1 });
     const undeclared: MemoryStrategy = { name: "no hint", load: ({ read }) => read({ last: 2 }) };
     await new RunnableWithMessageHistory({ runnable: model, store, memory: undeclared }).invoke("y", { configurable: key });
     expect(seen[1]).toEqual(["x", "saw 3", "y"]);
-    expect(counts).toEqual({ reads: 2, lockReads: 1 });
+    expect(counts()).toEqual({ reads: 2, lockReads: 1 });
   });
 
   it("hands the lock's messages to the first read only: a second read, or one after a trim, goes to the store", async () => {
@@ -81,7 +78,7 @@ describe("the strategy's first read taken with the turn lock", () => {
       },
     };
     await new RunnableWithMessageHistory({ runnable: model, store, memory: twice }).invoke("z", { configurable: key });
-    expect(counts).toEqual({ reads: 1, lockReads: 1 });
+    expect(counts()).toEqual({ reads: 1, lockReads: 1 });
     const trimsFirst: MemoryStrategy = {
       name: "trims, then reads (breaking its promise)",
       firstRead: {},
@@ -93,6 +90,6 @@ describe("the strategy's first read taken with the turn lock", () => {
     seen.length = 0;
     await new RunnableWithMessageHistory({ runnable: model, store, memory: trimsFirst }).invoke("t", { configurable: key });
     expect(seen[0]?.[0]).toBe("q1"); // q0 and a0, trimmed, are not sent
-    expect(counts).toEqual({ reads: 2, lockReads: 2 });
+    expect(counts()).toEqual({ reads: 2, lockReads: 2 });
   });
 });

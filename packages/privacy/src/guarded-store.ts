@@ -84,8 +84,9 @@ export class GuardedStore extends ForwardingStore {
   }
 
   override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
-    await this.#check(createSessionKey(key), "append");
-    if (options?.read) await this.#check(createSessionKey(key), "read"); // it reads with the lock
+    const checked = createSessionKey(key);
+    await this.#check(checked, "append");
+    if (options?.read) await this.#check(checked, "read"); // it reads with the lock
     return super.lock(key, options);
   }
 
