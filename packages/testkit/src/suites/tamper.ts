@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type BaseMessage, ChatMessage, HumanMessage } from "@langchain/core/messages";
-import type { HistoryStore, JsonValue, SessionKey } from "@memoria/core";
+import { RunnableLambda } from "@langchain/core/runnables";
+import { type HistoryStore, type JsonValue, RunnableWithMessageHistory, type SessionKey } from "@memoria/core";
 import { DATA_KEY_STATE, type EncryptionOptions, encryptStore } from "@memoria/privacy";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey } from "../fixtures.js";
@@ -92,6 +93,11 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
       await expect(inner().history(key).getMessages()).rejects.toMatchObject({ code: "INTEGRITY", reason: "sealed" });
       expect(await inner().read(key, { sealed: true })).toHaveLength(3); // what encryptStore itself asks for
       expect(await store().read(key)).toHaveLength(3);
+      // A turn on the plain store, whose read may ride with its lock: refused alike, the lock given back.
+      const chain = new RunnableWithMessageHistory({ store: inner(), runnable: RunnableLambda.from(() => "answer") });
+      await expect(chain.invoke("q", { configurable: key })).rejects.toMatchObject({ code: "INTEGRITY", reason: "sealed" });
+      await (await inner().lock?.(key, { waitMs: 0 }))?.release();
+      expect(await inner().read(key, { sealed: true })).toHaveLength(3);
     });
 
     it("a wrong key, an unknown key id, and a plaintext record slipped in", async () => {
