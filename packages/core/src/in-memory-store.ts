@@ -297,12 +297,13 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
   // The wrapper's default turn: the whole history and the turn's input in one new
   // array, the one copy a turn makes (a read and then a concat would copy twice).
+  // Sealed records are refused as a read refuses them: never ciphertext to a model.
   joinedReads.set(store, (key, after) => {
     ensureOpen();
     const messages = touch(sessionKeyId(key))?.messages;
     if (!messages) return [...after];
-    if (frozen) return (messages as BaseMessage[]).concat(after);
-    const copies = decodeFrom(messages, 0);
+    if (frozen) return refuseSealed(key, messages as BaseMessage[], undefined).concat(after);
+    const copies = refuseSealed(key, decodeFrom(messages, 0), undefined);
     copies.push(...after);
     return copies;
   });
