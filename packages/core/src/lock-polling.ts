@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { LockTimeoutError, MemoriaError } from "./errors.js";
-import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type TurnLock, readWindow } from "./history-store.js";
+import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type ReadOptions, type TurnLock, readWindow, refuseSealed } from "./history-store.js";
+import { decodeMessages } from "./message-decoding.js";
 import type { SessionKey } from "./session-key.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,4 +126,21 @@ export async function pollForLock(sessionKey: SessionKey, options: LockOptions, 
     throw error;
   }
   return new Lease(lock, ttlMs);
+}
+
+/**
+ * Hands a held lock the messages its take read (`lock.messages`), decoded and
+ * checked as a read's are (`read`: the lock's read options); a corrupt record, or a
+ * sealed one not asked for, gives the lock back and throws. `payloads` undefined:
+ * the take read nothing, and the caller reads.
+ */
+export async function withLockedRead(lock: TurnLock, sessionKey: SessionKey, payloads: readonly unknown[] | undefined, read: ReadOptions | undefined): Promise<TurnLock> {
+  if (payloads === undefined) return lock;
+  try {
+    lock.messages = refuseSealed(sessionKey, decodeMessages(payloads), read);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  return lock;
 }

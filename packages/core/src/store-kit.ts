@@ -78,7 +78,7 @@ export {
 } from "./session-info.js";
 export { type TailReplacement, changedUnderEdit, checkCut, checkTail } from "./message-edits.js";
 export { StoreChatMessageHistory } from "./store-chat-history.js";
-export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
+export { type PolledLock, lockTimes, pollForLock, withLockedRead } from "./lock-polling.js";
 export { LocalLeases } from "./local-leases.js";
 export { SessionLocks } from "./turn-lock.js";
 export { loadPeerDependency } from "./load-peer.js";

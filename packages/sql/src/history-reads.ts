@@ -3,16 +3,17 @@ import type { SqlDialect } from "./sql-dialect.js";
 
 /** The statements of a history read: the whole session, and its last n messages. */
 export interface ReadStatements {
-  /** Parameter: the session id. */
+  /** Parameters: the session id, then the condition's (`readStatements`). */
   all: string;
   last: string;
-  lastParams(id: string, last: number): unknown[];
+  lastParams(id: string, last: number, ...condition: unknown[]): unknown[];
 }
 
 /**
- * A read goes through the session row (`alive`: its expiry check on `s`), so expiry is
- * checked once, not once per message (a subquery on the clock was re-evaluated for every
- * row, doubling SQLite's fetch). Built once: the dialect finds its prepared statement by
+ * A read goes through the session row (`alive`: its expiry check on `s`, and any
+ * condition on it, whose parameters follow the session id), so expiry is checked once,
+ * not once per message (a subquery on the clock was re-evaluated for every row,
+ * doubling SQLite's fetch). Built once: the dialect finds its prepared statement by
  * the text.
  */
 export function readStatements(dialect: SqlDialect, t: Tables, alive: string): ReadStatements {
@@ -25,12 +26,12 @@ export function readStatements(dialect: SqlDialect, t: Tables, alive: string): R
     return {
       all,
       last: `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned(` AND m.seq >= COALESCE(${nthNewest}, 0)`)} ORDER BY m.seq`,
-      lastParams: (id, last) => [last - 1, id],
+      lastParams: (id, last, ...condition) => [last - 1, id, ...condition],
     };
   }
   return {
     all,
     last: `SELECT ${dialect.jsonText("payload")} AS payload FROM (SELECT m.seq, m.payload FROM ${owned()} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`,
-    lastParams: (id, last) => [id, last],
+    lastParams: (id, last, ...condition) => [id, ...condition, last],
   };
 }

@@ -65,6 +65,35 @@ function pgSql(sql: string): string {
   return text;
 }
 
+/** A statement's result in the form its step asks for. */
+function shaped(step: SqlStep, result: PgResult): unknown {
+  if (step.kind === "column") return result.rows.map(firstValue);
+  return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
+}
+
+/**
+ * A statement with its `?` placeholders replaced by literals: a string dollar-quoted
+ * with a tag it does not contain (inside, nothing is an escape, whatever the server's
+ * string settings; only the tag ends it), a number only as a safe integer. Measured
+ * here, a hex literal decoded by the server cost a lock's query 0.1 ms more.
+ */
+function inlined(step: SqlStep): string {
+  let next = 0;
+  return step.sql.replace(/\?/g, () => {
+    const value = step.params[next++];
+    if (typeof value === "string" && !value.includes("\0")) return dollarQuoted(value);
+    if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+    throw new MemoriaError("INVALID_ARGUMENT", `A value of type ${typeof value} cannot be written into a statement's text.`);
+  });
+}
+
+/** `$v$…$v$`, or `$v1$…$v1$` and on, the first tag that first appears in `value + tag` at its end. */
+function dollarQuoted(value: string): string {
+  let tag = "$v$";
+  for (let n = 1; (value + tag).indexOf(tag) !== value.length; n++) tag = `$v${n}$`;
+  return `${tag}${value}${tag}`;
+}
+
 /** A row's only column, without the array `Object.values` makes per row. */
 function firstValue(row: Record<string, unknown>): unknown {
   for (const name in row) return row[name];
@@ -125,9 +154,21 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   });
 
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
-    const result = await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement"));
-    if (step.kind === "column") return result.rows.map(firstValue);
-    return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
+    return shaped(step, await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement")));
+  }
+
+  /**
+   * Statements sent as one query of the simple protocol: PostgreSQL runs them as one
+   * transaction, and under READ COMMITTED (set first, whatever the database's default)
+   * each takes its own snapshot when it starts, so each sees what the ones before it
+   * did and everything committed meanwhile. That protocol carries no parameters, so
+   * the values are written into the text as literals that no value can break out of
+   * (`inlined`).
+   */
+  async function inOneTrip(steps: readonly SqlStep[]): Promise<unknown[]> {
+    const text = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED", ...steps.map(inlined)].join(";\n");
+    const results = (await withTimeout(pools.get().query(text), timeoutMs, timedOut("A statement"))) as unknown as PgResult[];
+    return steps.map((step, i) => shaped(step, results[i + 1] as PgResult));
   }
 
   /** A pooled client; one that connects after its wait timed out goes back to the pool at once. */
@@ -204,6 +245,10 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
           throw unavailable(error);
         },
       ),
+    inOneTrip: (steps) =>
+      inOneTrip(steps).catch((error: unknown) => {
+        throw unavailable(error);
+      }),
     transaction: (program) => transaction(program),
     // One advisory lock for every memoria migration in the database: processes
     // starting at once on an empty database create the schema exactly once.

@@ -71,6 +71,13 @@ export interface SqlDialect extends SqlForms {
   afterErase(): Promise<void>;
   /** Runs one statement outside a transaction. */
   execute<T>(step: SqlStep): Promise<T>;
+  /**
+   * Runs statements in one round trip and one transaction, each seeing the changes of
+   * those before it and everything committed before it started, and gives each one's
+   * result as `execute` would. Left out where the engine cannot (the store then sends
+   * them one by one).
+   */
+  inOneTrip?(steps: readonly SqlStep[]): Promise<unknown[]>;
   /** Runs a program in one transaction that takes the write lock at its start. */
   transaction<T>(program: () => SqlProgram<T>): Promise<T>;
   /** Like `transaction`, also excluding every other process's `exclusive` (schema migration). */

@@ -54,6 +54,8 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const now = dialect.nowMs;
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
   const reads = readStatements(dialect, t, alive("s.expires_at"));
+  // The same reads, returning rows only while the lock's owner (the last parameter) holds it: a lock's try reads with them.
+  const lockedReads = dialect.inOneTrip && readStatements(dialect, t, `${alive("s.expires_at")} AND EXISTS (SELECT 1 FROM ${t.locks} l WHERE l.session_id = s.id AND l.owner = ?)`);
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
   /** Migrated and open: a read need not wait on `ready()` (an await of a settled promise still costs a tick). */
@@ -270,7 +272,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
       const sessionKey = createSessionKey(key);
       await ready();
-      return acquireTableLock(dialect, t, sessionKey, lockOptions);
+      return acquireTableLock(dialect, t, sessionKey, lockOptions, lockedReads || undefined);
     },
 
     async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {

@@ -1,4 +1,6 @@
-import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
+import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock, readWindow } from "@memoria/core";
+import { withLockedRead } from "@memoria/core/store-kit";
+import type { ReadStatements } from "./history-reads.js";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
 
@@ -7,20 +9,44 @@ import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
  * by its owner (an owner token), and expiring after its TTL if its owner dies.
  * Times come from the database's clock, so app servers with skewed clocks agree on
  * expiry.
+ *
+ * Asked for a read (`options.read`) where the engine sends statements in one trip
+ * (`dialect.inOneTrip`), each try also reads the session in that trip, after the try
+ * and in a snapshot of its own, so the read sees every turn stored before the lock
+ * was taken (`lockedReads`: reads that return rows only to the lock's owner, so a
+ * try that finds the lock held reads nothing). The messages come back on the lock.
  */
-export function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions): Promise<TurnLock> {
+export async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions, lockedReads?: ReadStatements): Promise<TurnLock> {
   const id = encodeSessionKey(key);
   const owner = crypto.randomUUID();
   const { ttlMs } = lockTimes(options);
   const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
-  return pollForLock(key, options, {
+  const takeStep: SqlStep = { kind: "run", sql: takeStatement(dialect, t, ttlMs), params: [id, owner] };
+  const last = options.read && readWindow(options.read);
+  const trip = options.read && last !== 0 && lockedReads && dialect.inOneTrip ? { reads: lockedReads, send: dialect.inOneTrip.bind(dialect) } : undefined;
+  let payloads: unknown[] | undefined;
+  const take = trip
+    ? async () => {
+        const { reads, send } = trip;
+        const read: SqlStep =
+          last === undefined
+            ? { kind: "column", sql: reads.all, params: [id, owner] }
+            : { kind: "column", sql: reads.last, params: reads.lastParams(id, last, owner) };
+        const [changed, rows] = await send([takeStep, read]);
+        if (changed === 0) return false;
+        payloads = rows as unknown[];
+        return true;
+      }
+    : async () => (await dialect.execute<number>(takeStep)) > 0;
+  const lock = await pollForLock(key, options, {
     owner,
-    take: async () => (await change(takeStatement(dialect, t, ttlMs), [id, owner])) > 0,
+    take,
     renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
     release: async () => {
       await change(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, owner]);
     },
   });
+  return withLockedRead(lock, key, payloads, options.read);
 }
 
 /**

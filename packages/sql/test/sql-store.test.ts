@@ -1,15 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { RunnableLambda } from "@langchain/core/runnables";
-import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
+import { HumanMessage } from "@langchain/core/messages";
+import { MemoriaError, encodeSessionKey } from "@memoria/core";
 import { freePort } from "@memoria/testkit/servers";
 import { numbered } from "@memoria/testkit";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { type PgPoolLike, SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
+import { SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-sql-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -183,43 +182,6 @@ describe("postgres specifics", () => {
     const { rows } = await pool.query("SELECT 1 AS ok");
     expect(rows).toEqual([{ ok: 1 }]);
     await pool.end();
-  });
-
-  it("a turn costs the same 3 statements at 10 and at 2,000 stored messages: lock, read, and one statement that appends and releases", async () => {
-    const real = new pg.Pool({ connectionString, max: 4 });
-    const sent: string[] = [];
-    /** Records a statement's first three words, then sends it. */
-    const noted = <T>(sql: string, send: () => T): T => {
-      sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
-      return send();
-    };
-    const pool: PgPoolLike = {
-      query: (sql, params) => noted(sql, () => real.query(sql, params)),
-      connect: async () => {
-        const client = await real.connect();
-        return { query: (sql, params) => noted(sql, () => client.query(sql, params)), release: (error) => client.release(error) };
-      },
-      end: () => real.end(),
-    };
-    const store = createPostgresStore({ pool });
-    const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
-    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: { name: "last-20", load: ({ read }) => read({ last: 20 }) } });
-    await chain.invoke("warm up: creates the schema", { configurable: key() });
-    const costs: string[][] = [];
-    for (const size of [10, 2_000]) {
-      const sessionId = `cost-${size}-${crypto.randomUUID()}`;
-      await store.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
-      sent.length = 0;
-      await chain.invoke("q", { configurable: { sessionId } });
-      costs.push([...sent]);
-    }
-    // Lock (a row in an unlogged table: its commit waits for no flush), read the window,
-    // and the append: fence, turn id, session upsert, messages and the lock's release,
-    // all one statement, so the turn's one durable commit.
-    expect(costs[0]).toEqual(["INSERT INTO memoria_locks", "SELECT payload::text AS", "WITH c AS"]);
-    expect(costs[1]).toEqual(costs[0]);
-    await store.close();
-    await real.end();
   });
 
   it("fails fast with STORE_UNAVAILABLE when the server is down", async () => {

@@ -20,7 +20,7 @@ import {
 } from "../history-store.js";
 import type { JsonValue } from "../json-value.js";
 import { LocalLeases } from "../local-leases.js";
-import { lockTimes, pollForLock } from "../lock-polling.js";
+import { lockTimes, pollForLock, withLockedRead } from "../lock-polling.js";
 import { encodePayloads } from "../message-codec.js";
 import { decodeMessages } from "../message-decoding.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "../message-edits.js";
@@ -195,14 +195,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
         release: () => ask(() => calls.release(), true),
         renew: renew && (() => ask(renew, true)),
       });
-      if (payloads === undefined) return lock;
-      try {
-        lock.messages = refuseSealed(session.key, decodeMessages(payloads), options.read);
-      } catch (error) {
-        await lock.release();
-        throw error;
-      }
-      return lock;
+      return withLockedRead(lock, session.key, payloads, options.read);
     },
 
     history(key: SessionKey) {
