@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { SessionKey } from "@memoria/core";
+import { HashingEmbeddings, recallMemory } from "@memoria/memory";
 import { everyKindOfMessage } from "@memoria/testkit";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { compareSnapshots, readSnapshot } from "../src/snapshot.js";
@@ -99,4 +100,28 @@ describe("memoria migrate", () => {
     },
     900_000,
   );
+
+  it("recall on the target finds what was said before the migration: the copied progress names the source's index, so the target indexes the scope again", async () => {
+    const [from, to] = [`sqlite:${join(dir, "recall-from.db")}`, `sqlite:${join(dir, "recall-to.db")}`];
+    const scope = { userId: "ada" };
+    const said = "My sister's wedding is in Porto on the fourth of June.";
+    const recallIn = async (url: string) => {
+      const recall = recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"], range: { before: 0, after: 0 } });
+      const { store } = await openStore(url, { create: true });
+      try {
+        if (url === from) {
+          await store.append({ ...scope, conversationId: "c1" }, [new HumanMessage(said), new AIMessage("Noted.")]);
+          await store.append({ ...scope, conversationId: "c2" }, [new HumanMessage("The bus was late again."), new AIMessage("Sorry.")]);
+        }
+        await recall.resume(store, scope);
+        return (await recall.search(store, scope, "Where is my sister's wedding?", { k: 1 })).flatMap((passage) => passage.messages.map((message) => message.content));
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await recallIn(from)).toEqual([said]);
+    const done = await memoria(migrateArgs(from, to));
+    expect(done.code).toBe(0);
+    expect(await recallIn(to)).toEqual([said]);
+  });
 });

@@ -72,6 +72,14 @@ export interface RecallIndex {
   searchTerms?(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]>;
   /** Removes the items the selector names (at least one condition); resolves with how many. */
   remove(selector: RecallSelector): Promise<number>;
+  /**
+   * Where the items live, as an id kept with them (the SQL store's: one per database,
+   * so a copy of the database file keeps it and a copy of its sessions into another
+   * database, e.g. by `memoria migrate`, does not). Recall notes it in its progress
+   * and starts a scope again when the index it finds is not the one its progress was
+   * made in. Optional: without it, the progress is trusted.
+   */
+  home?(): Promise<string>;
 }
 
 /** Checks a search's `k`: a whole number, 0 or more. */

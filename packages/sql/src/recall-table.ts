@@ -37,8 +37,18 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
   const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding, terms)
     SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
     ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
+  let home: Promise<string> | undefined;
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
+    home() {
+      home ??= ready()
+        .then(() => dialect.execute<unknown[]>({ kind: "column", sql: `SELECT home FROM ${t.version}`, params: [] }))
+        .then(([id]) => `sql:${String(id)}`);
+      home.catch(() => {
+        home = undefined; // asked again next time
+      });
+      return home;
+    },
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();

@@ -121,6 +121,9 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       )${table}`,
       `CREATE INDEX ${t.recallTerms}_item ON ${t.recallTerms} (session_id, position)`,
     ],
+    // 6: the database's own id (`home`, set once by `migrate`), which recall notes in its progress: a copy of the
+    // sessions into another database (`memoria migrate`) carries the progress but not the recall rows.
+    [`ALTER TABLE ${t.version} ADD COLUMN home ${text("id")}`],
   ];
 }
 
@@ -137,7 +140,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many
@@ -160,6 +163,7 @@ export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void
     }
     if (rows.length === 0) yield* run(`INSERT INTO ${tables.version} (version) VALUES (?)`, [SCHEMA_VERSION]);
     else if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET version = ?`, [SCHEMA_VERSION]);
+    if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET home = ? WHERE home IS NULL`, [crypto.randomUUID()]);
     yield* run(lockTable(tables, dialect));
     if (dialect.convertLockTable) yield* run(dialect.convertLockTable(tables.locks));
   });

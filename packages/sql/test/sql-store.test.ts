@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
@@ -16,6 +16,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const key = () => ({ sessionId: crypto.randomUUID() });
 
 describe("sqlite specifics", () => {
+  it("names its database for recall's progress: one id per database, kept on reopening and by a copy of the file", async () => {
+    const path = join(dir, "home.db");
+    const [store, other] = [createSqliteStore({ path }), createSqliteStore({ path: join(dir, "home-other.db") })];
+    const home = await store.recallIndex!().home!();
+    expect(home).toMatch(/^sql:[0-9a-f-]{36}$/);
+    expect(await other.recallIndex!().home!()).not.toBe(home);
+    await Promise.all([store.close(), other.close()]);
+    copyFileSync(path, join(dir, "home-copy.db"));
+    const [reopened, copy] = [createSqliteStore({ path }), createSqliteStore({ path: join(dir, "home-copy.db") })];
+    expect(await reopened.recallIndex!().home!()).toBe(home);
+    expect(await copy.recallIndex!().home!()).toBe(home);
+    await Promise.all([reopened.close(), copy.close()]);
+  });
+
   it("reads a window as a range of the primary key, never scanning the session or sorting", async () => {
     const statements: string[] = [];
     const database = new Database(join(dir, "plan.db"), { verbose: (sql) => statements.push(String(sql)) });
@@ -227,7 +241,7 @@ describe("migrations", () => {
     db.exec(`DROP TABLE memoria_recall_terms; DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
       ALTER TABLE memoria_sessions DROP COLUMN created_at; ALTER TABLE memoria_sessions DROP COLUMN active_at;
       ALTER TABLE memoria_sessions DROP COLUMN title; ALTER TABLE memoria_sessions DROP COLUMN metadata;
-      UPDATE memoria_schema_version SET version = 1;`);
+      ALTER TABLE memoria_schema_version DROP COLUMN home; UPDATE memoria_schema_version SET version = 1;`);
     const { updated_at: updatedAt } = db.prepare("SELECT updated_at FROM memoria_sessions").get() as { updated_at: number };
     db.close();
     const store = createSqliteStore({ path });
@@ -239,7 +253,7 @@ describe("migrations", () => {
     expect((await store.read({ sessionId: "old" }))[0]!.content).toBe("from version 1");
     await store.close();
     const check = new Database(path);
-    expect(check.prepare("SELECT version FROM memoria_schema_version").all()).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(check.prepare("SELECT version, home IS NOT NULL AS named FROM memoria_schema_version").all()).toEqual([{ version: SCHEMA_VERSION, named: 1 }]);
     check.close();
   });
 
@@ -252,7 +266,7 @@ describe("migrations", () => {
     await first.close();
     const db = new Database(path);
     db.exec(`DROP TABLE memoria_recall_terms; DROP INDEX memoria_recall_lexical; ALTER TABLE memoria_recall DROP COLUMN terms;
-      UPDATE memoria_schema_version SET version = 4;`);
+      ALTER TABLE memoria_schema_version DROP COLUMN home; UPDATE memoria_schema_version SET version = 4;`);
     db.prepare("INSERT INTO memoria_recall (session_id, position, scope_id, at, embedding) VALUES (?, 0, 'scope', 1, ?)").run(session, Buffer.from(new Float32Array([1, 0, 0]).buffer));
     db.close();
     const store = createSqliteStore({ path });

@@ -89,6 +89,12 @@ export interface RecallMemory extends MemoryStrategy {
   resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
 }
 
+/** Recall's scope data: how many messages it indexed, and where (the index's `home`, where it has one). */
+interface RecallProgress {
+  indexed: number;
+  home?: string;
+}
+
 interface Passage {
   session: string;
   from: number;
@@ -123,10 +129,15 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     if (!(Number.isFinite(value) && value >= 0)) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: weights.${name} must be a number >= 0, got ${value}.`);
   }
   const indexFor = (store: HistoryStore): RecallIndex => options.index ?? defaultIndex(store);
-  const registry = new WorkRegistry<{ indexed: number }>(
+  const registry = new WorkRegistry<RecallProgress>(
     {
       name: options.stateName ?? "recall",
       batchSize: options.batchSize ?? 50,
+      // Progress made in another index (a database the sessions were copied from) holds nothing here.
+      async holds(data, store) {
+        const home = await indexFor(store).home?.();
+        return home === undefined || data.home === undefined || data.home === home;
+      },
       async process(batch) {
         const index = indexFor(batch.store);
         const kept = batch.messages.flatMap((message, i) =>
@@ -137,7 +148,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
           await index.upsert(kept.map((item, n) => ({ scope: batch.scopeId, session: batch.sessionId, position: item.position, at: batch.now, vector: vectors[n] ?? [], terms: item.terms })));
         }
         if (options.retentionMs !== undefined) await index.remove({ scope: batch.scopeId, before: batch.now - options.retentionMs });
-        return { indexed: (batch.data?.indexed ?? 0) + kept.length };
+        const home = await index.home?.();
+        return { indexed: (batch.data?.indexed ?? 0) + kept.length, ...(home === undefined ? {} : { home }) };
       },
     },
     fields,

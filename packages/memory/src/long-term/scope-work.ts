@@ -38,6 +38,12 @@ export interface ScopeJob<D> {
   /** The most messages handed over at once. */
   readonly batchSize: number;
   process(batch: ScopeBatch<D>): Promise<D>;
+  /**
+   * Whether the progress of a stored record still holds (recall: it was made in the
+   * index this process finds, not in one the record was copied from); when false,
+   * the scope's sessions are processed again from their start. Left out: it holds.
+   */
+  holds?(data: D, store: HistoryStore): Promise<boolean>;
 }
 
 /** Where a background failure is reported: a failed batch is not marked done, so the next turn, `resume` or restart tries it again. */
@@ -168,7 +174,11 @@ export class ScopeWork<D> {
   async #pass(queue: ScopeQueue): Promise<void> {
     const scopeKey = scopeKeyOf(queue.scope);
     await withScopeLock(this.#store, scopeKey, async (lock) => {
-      const record: ScopeRecord<D> = (await this.#record(scopeKey)) ?? { cursors: {} };
+      let record: ScopeRecord<D> = (await this.#record(scopeKey)) ?? { cursors: {} };
+      if (record.data !== undefined && this.#job.holds && !(await this.#job.holds(record.data, this.#store))) {
+        record = { cursors: {} };
+        queue.caughtUp = false;
+      }
       if (!queue.caughtUp) {
         for (const id of await this.#behind(queue.scope, record)) queue.dirty.add(id);
         queue.caughtUp = true;
