@@ -27,14 +27,20 @@ export interface PolledLock {
   renew?(): Promise<boolean>;
 }
 
-/** Checks lock options (the TTL, the wait, a read's window), returning the TTL and wait with defaults filled in. */
-export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number } {
+/**
+ * Checks lock options (the TTL, the wait, a read's window), returning the TTL and
+ * wait with defaults filled in, and `read`: the window a store that reads with its
+ * lock reads (`last` undefined: all), undefined when none is asked for or it holds
+ * nothing (`last: 0`).
+ */
+export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number; read?: { last: number | undefined } } {
   const ttlMs = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
   const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
   if (!Number.isFinite(ttlMs) || ttlMs < 1) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
   if (!Number.isFinite(waitMs) || waitMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
-  if (options.read) readWindow(options.read);
-  return { ttlMs: Math.round(ttlMs), waitMs };
+  const last = options.read && readWindow(options.read);
+  const times = { ttlMs: Math.round(ttlMs), waitMs };
+  return options.read && last !== 0 ? { ...times, read: { last } } : times;
 }
 
 /**

@@ -272,7 +272,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
       const sessionKey = createSessionKey(key);
       await ready();
-      return acquireTableLock(dialect, t, sessionKey, lockOptions, lockedReads || undefined);
+      return acquireTableLock(dialect, t, sessionKey, lockOptions, lockedReads);
     },
 
     async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {

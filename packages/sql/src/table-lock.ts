@@ -1,4 +1,4 @@
-import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock, readWindow } from "@memoria/core";
+import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
 import { withLockedRead } from "@memoria/core/store-kit";
 import type { ReadStatements } from "./history-reads.js";
 import type { Tables } from "./schema.js";
@@ -19,23 +19,15 @@ import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
 export async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions, lockedReads?: ReadStatements): Promise<TurnLock> {
   const id = encodeSessionKey(key);
   const owner = crypto.randomUUID();
-  const { ttlMs } = lockTimes(options);
+  const { ttlMs, read } = lockTimes(options);
   const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
   const takeStep: SqlStep = { kind: "run", sql: takeStatement(dialect, t, ttlMs), params: [id, owner] };
-  const last = options.read && readWindow(options.read);
-  const trip = options.read && last !== 0 && lockedReads && dialect.inOneTrip ? { reads: lockedReads, send: dialect.inOneTrip.bind(dialect) } : undefined;
+  const takeReading = read && lockedReads && dialect.inOneTrip ? readingTry(dialect.inOneTrip.bind(dialect), takeStep, lockedReads, id, owner, read.last) : undefined;
   let payloads: unknown[] | undefined;
-  const take = trip
+  const take = takeReading
     ? async () => {
-        const { reads, send } = trip;
-        const read: SqlStep =
-          last === undefined
-            ? { kind: "column", sql: reads.all, params: [id, owner] }
-            : { kind: "column", sql: reads.last, params: reads.lastParams(id, last, owner) };
-        const [changed, rows] = await send([takeStep, read]);
-        if (changed === 0) return false;
-        payloads = rows as unknown[];
-        return true;
+        payloads = await takeReading();
+        return payloads !== undefined;
       }
     : async () => (await dialect.execute<number>(takeStep)) > 0;
   const lock = await pollForLock(key, options, {
@@ -47,6 +39,19 @@ export async function acquireTableLock(dialect: SqlDialect, t: Tables, key: Sess
     },
   });
   return withLockedRead(lock, key, payloads, options.read);
+}
+
+/**
+ * A try of the lock that also reads the session (all, or the `last` messages) in the
+ * same trip: the payloads when it took the lock, undefined when another owner holds it.
+ */
+function readingTry(send: NonNullable<SqlDialect["inOneTrip"]>, takeStep: SqlStep, reads: ReadStatements, id: string, owner: string, last: number | undefined) {
+  const readStep: SqlStep =
+    last === undefined ? { kind: "column", sql: reads.all, params: [id, owner] } : { kind: "column", sql: reads.last, params: reads.lastParams(id, last, owner) };
+  return async (): Promise<unknown[] | undefined> => {
+    const [changed, rows] = await send([takeStep, readStep]);
+    return changed === 0 ? undefined : (rows as unknown[]);
+  };
 }
 
 /**

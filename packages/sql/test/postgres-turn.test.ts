@@ -23,8 +23,15 @@ describe("a PostgreSQL turn", () => {
     sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
     return send();
   };
+  /** The rows each lock-and-read query's read gave (its third result: after SET TRANSACTION and the try). */
+  const lockReadRows: number[] = [];
   const pool: PgPoolLike = {
-    query: (sql, params) => noted(sql, () => real.query(sql, params)),
+    query: (sql, params) =>
+      noted(sql, async () => {
+        const result = await real.query(sql, params);
+        if (sql.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[])[2]?.rows.length ?? -1);
+        return result;
+      }),
     connect: async () => {
       const client = await real.connect();
       return { query: (sql, params) => noted(sql, () => client.query(sql, params)), release: (error) => client.release(error) };
@@ -78,7 +85,21 @@ describe("a PostgreSQL turn", () => {
         await lock.release();
       }
     }
-    expect(await store.count({ sessionId: "anything" })).toBe(0);
+  });
+
+  it("a try that finds the lock held reads nothing: the read gives rows only to the lock's owner", async () => {
+    const key = { sessionId: crypto.randomUUID() };
+    await store.append(key, numbered(30));
+    const held = await store.lock!(key);
+    lockReadRows.length = 0;
+    await expect(store.lock!(key, { read: {}, waitMs: 150 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
+    expect(lockReadRows.length).toBeGreaterThan(1);
+    expect(new Set(lockReadRows)).toEqual(new Set([0]));
+    await held.release();
+    lockReadRows.length = 0;
+    const lock = await store.lock!(key, { read: {} });
+    expect(lockReadRows).toEqual([30]);
+    await lock.release();
   });
 });
 
@@ -133,7 +154,7 @@ describe("a PostgreSQL lock taken with its read", () => {
     await lock.release();
   });
 
-  it("reads nothing while another owner holds the lock, then the session once it is given back", async () => {
+  it("a lock that waits for another owner's release reads the session as that release left it", async () => {
     const key = { sessionId: crypto.randomUUID() };
     await store.append(key, numbered(2));
     const held = await store.lock!(key);

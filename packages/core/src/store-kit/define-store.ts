@@ -178,14 +178,14 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = writing(key, undefined);
       if (leases) return leases.lock(session.id, session.key, options);
       const owner = crypto.randomUUID();
-      const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, lockTimes(options).ttlMs);
+      const { ttlMs, read } = lockTimes(options);
+      const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, ttlMs);
       const renew = calls.renew?.bind(calls);
-      const last = options.read && readWindow(options.read);
-      const takeAndRead = options.read && last !== 0 ? calls.takeAndRead?.bind(calls) : undefined;
+      const takeAndRead = read && calls.takeAndRead?.bind(calls);
       let payloads: readonly string[] | undefined;
       const take = takeAndRead
         ? async () => {
-            payloads = await ask(() => takeAndRead(last), true);
+            payloads = await ask(() => takeAndRead(read.last), true);
             return payloads !== undefined;
           }
         : () => ask(() => calls.take(), true);
