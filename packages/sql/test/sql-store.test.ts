@@ -147,7 +147,8 @@ describe("postgres specifics", () => {
     let open = -1;
     for (let waited = 0; waited < 3_000 && open !== 0; waited += 50) {
       if (open > 0) await sleep(50);
-      ({ rows: [{ n: open }] } = await client.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [application]));
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [application]);
+      open = rows[0]?.n ?? -1;
     }
     await client.end();
     expect(open).toBe(0);
