@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -31,9 +31,18 @@ export async function startMariadb(options: { durable?: boolean } = {}): Promise
   const user = runAs("mysql");
   if (user.uid !== undefined) chownSync(base, user.uid, user.gid as number);
   const data = join(base, "data");
+  // Temporary tables in a folder of its own, not the shared /tmp: a full test run once
+  // saw a bootstrap's temporary table file vanish there, and the install fail.
+  const scratch = join(base, "tmp");
+  mkdirSync(scratch);
+  if (user.uid !== undefined) chownSync(scratch, user.uid, user.gid as number);
   const asUser = user.uid !== undefined ? ["--user=mysql"] : [];
   try {
-    await run(which("mariadb-install-db", HINT), ["--no-defaults", `--datadir=${data}`, "--skip-test-db", "--auth-root-authentication-method=normal", ...asUser], user);
+    await run(
+      which("mariadb-install-db", HINT),
+      ["--no-defaults", `--datadir=${data}`, `--tmpdir=${scratch}`, "--skip-test-db", "--auth-root-authentication-method=normal", ...asUser],
+      user,
+    );
   } catch (error) {
     rmSync(base, { recursive: true, force: true });
     throw new Error(`mariadb-install-db failed: ${(error as { stderr?: string }).stderr ?? error}`);
@@ -45,6 +54,7 @@ export async function startMariadb(options: { durable?: boolean } = {}): Promise
       [
         "--no-defaults",
         `--datadir=${data}`,
+        `--tmpdir=${scratch}`,
         `--socket=${join(base, "mariadb.sock")}`,
         `--pid-file=${join(base, "mariadb.pid")}`,
         `--port=${port}`,
