@@ -99,7 +99,8 @@ export class EncryptedStore implements HistoryStore {
     };
     const plaintextCache = options.plaintextCache ?? 4_000_000;
     if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
-    this.#opened = new OpenedRecords(plaintextCache);
+    if (options.frozen !== undefined && typeof options.frozen !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
+    this.#opened = new OpenedRecords(plaintextCache, options.frozen ?? true);
   }
 
   #stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string } {

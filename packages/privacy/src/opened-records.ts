@@ -1,10 +1,13 @@
-import type { EncodedMessage } from "@memoria/core";
+import type { BaseMessage } from "@langchain/core/messages";
+import { type EncodedMessage, decodeFrozenMessage, decodeMessage } from "@memoria/core";
 
 interface Opened {
   /** The stored record it was opened from, whole: a lookup must match it exactly. */
   envelope: string;
   /** The record's message as parsed JSON: decoding it again makes a new message without a parse. */
   message: EncodedMessage;
+  /** With `frozen`: the message every read of this record shares, decoded (and frozen) by the first. */
+  shared?: BaseMessage;
   /** Characters it stands for (its JSON text and its envelope), for the budget. */
   size: number;
 }
@@ -17,17 +20,29 @@ interface Opened {
  * (the whole envelope: data key id, position and sealed text, compared as text), so
  * a copied, moved or changed record misses and is opened (and refused) as usual. Bounded by `budget`
  * characters; a session's entries go when it is cleared or erased through this store.
+ *
+ * What a hit hands out: with `frozen`, one deeply frozen message per record that every
+ * read shares (as the in-memory and file stores share theirs: decoding a message
+ * again was most of what an encrypted whole read cost over a plain one); without it, a
+ * new copy per read.
  */
 export class OpenedRecords {
   readonly #sessions = new Map<string, Map<number, Opened>>();
   #size = 0;
 
-  constructor(private readonly budget: number) {}
+  constructor(
+    private readonly budget: number,
+    private readonly frozen: boolean,
+  ) {}
 
-  get(session: string, position: number, envelope: string): EncodedMessage | undefined {
+  /** The message of the record at `position`, if this very record was opened (or sealed) here before. */
+  get(session: string, position: number, envelope: string): BaseMessage | undefined {
     if (this.budget === 0) return undefined;
     const opened = this.#sessions.get(session)?.get(position);
-    return opened?.envelope === envelope ? opened.message : undefined;
+    if (opened?.envelope !== envelope) return undefined;
+    if (!this.frozen) return decodeMessage(opened.message);
+    opened.shared ??= decodeFrozenMessage(opened.message);
+    return opened.shared;
   }
 
   set(session: string, position: number, envelope: string, message: EncodedMessage, textLength: number): void {

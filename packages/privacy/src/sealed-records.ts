@@ -128,10 +128,12 @@ export function openMessages(
       const bytes = open(dataKey.key, record.envelope.slice(record.sealedAt), messageAad(storedKey, record));
       if (!bytes) throw new IntegrityError(key, "tampered", `the record at position ${record.position} does not open (changed, or moved from elsewhere)`);
       const text = bytes.toString("utf8");
-      message = parseOpened(key, text);
-      opened.set(storedKey, record.position, record.envelope, message, text.length);
+      const parsed = parseOpened(key, text);
+      opened.set(storedKey, record.position, record.envelope, parsed, text.length);
+      // Kept: the cache's own message (shared frozen, or copied). Not kept (no budget): this read's.
+      message = opened.get(storedKey, record.position, record.envelope) ?? decodeMessage(parsed);
     }
-    out[i] = decodeMessage(message); // a new message each read: decodeMessage copies what it takes
+    out[i] = message;
   }
   return out;
 }

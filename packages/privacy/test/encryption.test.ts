@@ -52,6 +52,33 @@ describe("encryptStore", () => {
     expect(words(await encryptStore(inner, options).read({ sessionId: "b64" }))).toEqual(["x"]);
   });
 
+  it("shares one frozen message per cached record between reads; frozen: false gives each read copies", async () => {
+    const inner = createInMemoryStore({ frozen: false });
+    const key = { sessionId: "frozen" };
+    const writer = encryptStore(inner, options);
+    await writer.append(key, [new HumanMessage({ content: "kept", additional_kwargs: { tags: ["a"] } })]);
+    // A store that sealed the record, and one that opens it first: both share from then on.
+    for (const store of [writer, encryptStore(inner, options)]) {
+      const [first] = await store.read(key);
+      const [second] = await store.read(key);
+      expect(second).toBe(first);
+      expect(Object.isFrozen(first!.additional_kwargs.tags)).toBe(true);
+      expect(() => (first!.additional_kwargs.tags as string[]).push("b")).toThrow(TypeError);
+    }
+    const copying = encryptStore(inner, { ...options, frozen: false });
+    const [copy] = await copying.read(key);
+    (copy!.additional_kwargs.tags as string[]).push("b");
+    const [again] = await copying.read(key);
+    expect(again).not.toBe(copy);
+    expect(again!.additional_kwargs.tags).toEqual(["a"]);
+    // A record the cache does not keep (larger than a quarter of it) comes as a copy of its own.
+    const small = encryptStore(inner, { ...options, plaintextCache: 1_000 });
+    await small.append(key, [new HumanMessage("x".repeat(500))]);
+    const [, big] = await small.read(key);
+    expect(big).not.toBe((await small.read(key))[1]);
+    expect(() => encryptStore(inner, { ...options, frozen: "yes" as never })).toThrow(/frozen must be true or false, got yes/);
+  });
+
   it("fetches keys from a function (a KMS) once per key id", async () => {
     const asked: string[] = [];
     const kms = async (id: string) => {

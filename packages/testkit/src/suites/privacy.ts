@@ -24,8 +24,12 @@ export function testKeys() {
 /** The store each wrapped store was made from, for peers and teardown. */
 const bases = new WeakMap<HistoryStore, HistoryStore>();
 
-/** The same setup, with every store wrapped by `wrap` (the base store stays reachable for peers and teardown). */
-export function wrapped(setup: StoreSuiteSetup, wrap: (base: HistoryStore) => HistoryStore, label: string): StoreSuiteSetup {
+/**
+ * The same setup, with every store wrapped by `wrap` (the base store stays reachable
+ * for peers and teardown). `frozenReads`: the wrapper's reads share frozen messages
+ * (`encryptStore`'s do, by default), whatever the base store's do.
+ */
+export function wrapped(setup: StoreSuiteSetup, wrap: (base: HistoryStore) => HistoryStore, label: string, frozenReads?: boolean): StoreSuiteSetup {
   const make = (base: HistoryStore) => {
     const store = wrap(base);
     bases.set(store, base);
@@ -39,12 +43,13 @@ export function wrapped(setup: StoreSuiteSetup, wrap: (base: HistoryStore) => Hi
     createPeer: setup.createPeer && (async (store) => make(await setup.createPeer!(baseOf(store)))),
     createStoreWithTtl: setup.createStoreWithTtl && (async (ttl) => make(await setup.createStoreWithTtl!(ttl))),
     largeSessionSize: setup.largeSessionSize,
+    frozenReads: frozenReads ?? setup.frozenReads,
   };
 }
 
 /** The same setup, with every store wrapped by `encryptStore(…, options)`. */
 export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, label: string): StoreSuiteSetup {
-  return wrapped(setup, (base) => encryptStore(base, options), label);
+  return wrapped(setup, (base) => encryptStore(base, options), label, options.frozen ?? true);
 }
 
 /**
@@ -62,7 +67,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
 
   // Every privacy wrapper at once, each forwarding what it does not change: an
   // authorize hook that allows all, the built-in redactor, and encryption.
-  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)"));
+  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)", true));
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
   conversationsSuite(withHashedIds);
