@@ -179,6 +179,12 @@ export interface HistoryStore {
   /** Stores (replaces) a state value; a session with state but no messages exists, with a count of 0. */
   setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void>;
   /**
+   * Stores several state values of one session at once: all of them or none (one
+   * transaction, where `setState` is one too), every name and value checked before
+   * anything is written. Optional: `writeStates` falls back to one `setState` per value.
+   */
+  setStates?(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void>;
+  /**
    * Every state value of the session by name (empty when none): what export and
    * migration copy. Optional for third-party stores; every memoria store has it.
    */

@@ -40,6 +40,7 @@ import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edi
 import { type Kept, type Session, addTurn, alive, hasTurn } from "./in-memory-session.js";
 import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
 import { joinedReads } from "./joined-read.js";
+import { stateEntries } from "./state-writes.js";
 import {
   type InfoPage,
   type InfoPatch,
@@ -81,6 +82,19 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     const copies: BaseMessage[] = [];
     for (let i = from; i < kept.length; i++) copies.push(decodeMessage(kept[i] as EncodedMessage));
     return copies;
+  }
+
+  /** Checked state values written together (synchronously: nothing runs between them). */
+  function setStates(key: SessionKey, entries: [string, JsonValue][], writeOptions: FencedWriteOptions | undefined): void {
+    ensureOpen();
+    const sessionKey = createSessionKey(key);
+    const id = encodeSessionKey(sessionKey);
+    leases.check(id, sessionKey, writeOptions);
+    if (entries.length === 0) return; // nothing to write: no session made for it
+    const session = touch(id) ?? open(id);
+    session.state ??= new Map();
+    for (const [name, value] of entries) session.state.set(name, value);
+    renew(session);
   }
 
   function ensureOpen(): void {
@@ -174,16 +188,11 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     },
 
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const checked = stateValue(value);
-      const checkedName = stateName(name);
-      const id = encodeSessionKey(sessionKey);
-      leases.check(id, sessionKey, writeOptions);
-      const session = touch(id) ?? open(id);
-      session.state ??= new Map();
-      session.state.set(checkedName, checked);
-      renew(session);
+      setStates(key, [[stateName(name), stateValue(value)]], writeOptions);
+    },
+
+    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, writeOptions?: FencedWriteOptions): Promise<void> {
+      setStates(key, stateEntries(values), writeOptions);
     },
 
     async info(key: SessionKey): Promise<SessionInfo | undefined> {

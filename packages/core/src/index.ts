@@ -33,6 +33,7 @@ export { type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type
 export { BM25_B, BM25_K1, type QueryGroup, queryGroups, termCounts } from "./lexical-ranking.js";
 export { type HeldRecallItem, HeldRecallItems } from "./held-recall-items.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
+export { writeStates } from "./state-writes.js";
 export {
   CODEC_VERSION,
   type EncodedMessage,

@@ -40,6 +40,7 @@ export {
   turnIdOf,
 } from "./history-store.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
+export { stateEntries, writeStates } from "./state-writes.js";
 export {
   type SessionKey,
   type SessionKeyFilter,

@@ -1,4 +1,4 @@
-import { type HistoryStore, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey, namedValues, writeStates } from "@memoria/core";
 
 /** How many state values one saver remembers. */
 const KEPT = 256;
@@ -24,11 +24,18 @@ export class LockedState {
   }
 
   async set(key: SessionKey, name: string, value: JsonValue, lock: TurnLock | undefined): Promise<void> {
-    const id = `${encodeSessionKey(key)}\u0000${name}`;
+    return this.setAll(key, [[name, value]], lock);
+  }
+
+  /** Writes the values together: in one step where the store has `setStates` (see `writeStates`). */
+  async setAll(key: SessionKey, entries: [string, JsonValue][], lock: TurnLock | undefined): Promise<void> {
+    const session = encodeSessionKey(key);
+    const ids = entries.map(([name]) => `${session}\u0000${name}`);
     // Forgotten first: if the write fails, what it left is unknown.
-    this.#known.delete(id);
-    await this.store.setState(key, name, value, { lock });
-    this.#remember(id, lock, value);
+    for (const id of ids) this.#known.delete(id);
+    if (entries.length === 1) await this.store.setState(key, entries[0]![0], entries[0]![1], { lock });
+    else await writeStates(this.store, key, namedValues(entries), { lock });
+    for (const [i, id] of ids.entries()) this.#remember(id, lock, entries[i]![1]);
   }
 
   forget(): void {

@@ -13,7 +13,7 @@ import {
   copyCheckpoint,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey, validateSessionFields } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey, validateSessionFields } from "@memoria/core";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
 import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, type WriteEntry, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
@@ -147,8 +147,10 @@ export class MemoriaSaver extends BaseCheckpointSaver {
         values,
         at,
       };
-      await this.store.setState(address.key, stateNames.checkpoint(address.ns, checkpoint.id), asJson(record), { lock });
-      if (!head || checkpoint.id >= head.id) await this.#state.set(address.key, headName, asJson({ v: 1, id: checkpoint.id, at }), lock);
+      // The checkpoint and (when it is the newest) the head, in one write where the store can.
+      const writes: [string, JsonValue][] = [[stateNames.checkpoint(address.ns, checkpoint.id), asJson(record)]];
+      if (!head || checkpoint.id >= head.id) writes.push([headName, asJson({ v: 1, id: checkpoint.id, at })]);
+      await this.#state.setAll(address.key, writes, lock);
     });
     this.#seenEmpty.delete(this.#forkKey(address, ""));
     return { configurable: { ...address.configurable, checkpoint_id: checkpoint.id } };

@@ -1,4 +1,4 @@
-import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, stateValue } from "@memoria/core";
+import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
 import { anchor, anchored, parseVersion, stateItem, versionText } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
@@ -36,19 +36,30 @@ async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stor
   return opened;
 }
 
-export async function setSealedState(ctx: SealingContext, key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+/**
+ * Seals and stores state values of one session together: through the inner store's
+ * `setStates` (one write) where it has one, else (a single value) its `setState`.
+ */
+export async function setSealedStates(ctx: SealingContext, key: SessionKey, entries: [string, JsonValue][], options?: FencedWriteOptions): Promise<void> {
   const s = ctx.stored(key);
-  appStateName(name);
-  const checked = stateValue(value);
+  for (const [name] of entries) appStateName(name);
+  if (entries.length === 0) return;
   // Under a lock (the caller's, or one taken here), so the data key it seals with is
   // the session's own even if another process erased and restarted the session, and
   // (with an anchor) versions of one value never go back.
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
-    const [{ dataKey }, head] = await Promise.all([ctx.keys.forWrite(s.key, s.stored, lock), anchored(ctx.anchor, s.id, stateItem(name))]);
-    const last = parseVersion(head);
-    const version = ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;
-    await ctx.inner.setState(s.stored, name, sealState(dataKey, s.id, name, checked, version), { lock });
-    if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), versionText({ dataKeyId: dataKey.id, version }));
+    const [{ dataKey }, ...heads] = await Promise.all([ctx.keys.forWrite(s.key, s.stored, lock), ...entries.map(([name]) => anchored(ctx.anchor, s.id, stateItem(name)))]);
+    const versions = heads.map((head) => {
+      const last = parseVersion(head);
+      return ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;
+    });
+    const sealed = entries.map(([name, value], i): [string, JsonValue] => [name, sealState(dataKey, s.id, name, value, versions[i])]);
+    if (sealed.length === 1) await ctx.inner.setState(s.stored, sealed[0]![0], sealed[0]![1], { lock });
+    else await ctx.inner.setStates!(s.stored, namedValues(sealed), { lock });
+    for (const [i, [name]] of entries.entries()) {
+      const version = versions[i];
+      if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), versionText({ dataKeyId: dataKey.id, version }));
+    }
   });
 }
 

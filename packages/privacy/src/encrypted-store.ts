@@ -27,9 +27,12 @@ import {
   encodeSessionKey,
   everySession,
   requireFilterField,
+  stateName,
+  stateValue,
 } from "@memoria/core";
+import { stateEntries } from "@memoria/core/store-kit";
 import { type DataKey, DataKeys } from "./data-keys.js";
-import { allSealedState, sealedState, setSealedState } from "./encrypted-state.js";
+import { allSealedState, sealedState, setSealedStates } from "./encrypted-state.js";
 import type { EncryptionOptions } from "./encryption-options.js";
 import { type SealingContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
 import { withoutMissingCalls } from "./forwarding-store.js";
@@ -158,8 +161,13 @@ export class EncryptedStore implements HistoryStore {
     return allSealedState(this.#info, key);
   }
 
-  setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
-    return setSealedState(this.#info, key, name, value, options);
+  async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
+    return setSealedStates(this.#info, key, [[stateName(name), stateValue(value)]], options);
+  }
+
+  /** Left off (withoutMissingCalls) where the inner store has no `setStates`: one write could not hold them all. */
+  async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+    return setSealedStates(this.#info, key, stateEntries(values), options);
   }
 
   async clear(key: SessionKey): Promise<void> {

@@ -22,7 +22,7 @@ import {
   createSessionKey,
 } from "@memoria/core";
 
-const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "replaceTail", "recallIndex"] as const;
+const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "setStates", "replaceTail", "recallIndex"] as const;
 
 /**
  * Leaves the optional calls off a wrapper whose inner store has none, so callers
@@ -83,6 +83,10 @@ export class ForwardingStore implements HistoryStore {
   }
 
   // Left off by withoutMissingCalls where the inner store has none.
+  async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+    return this.inner.setStates!(key, values, options);
+  }
+
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     return this.inner.trim!(key, options);
   }

@@ -83,6 +83,11 @@ export class GuardedStore extends ForwardingStore {
     return this.inner.setState(key, name, value, options);
   }
 
+  override async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+    await this.#check(createSessionKey(key), "append");
+    return super.setStates(key, values, options);
+  }
+
   override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     const checked = createSessionKey(key);
     await this.#check(checked, "append");

@@ -14,7 +14,9 @@ import {
   decodeMessage,
   encodeMessages,
   stateValue,
+  namedValues,
 } from "@memoria/core";
+import { stateEntries } from "@memoria/core/store-kit";
 import { ForwardingStore } from "./forwarding-store.js";
 import { type Redactor, patternRedactor } from "./redactors.js";
 
@@ -93,6 +95,11 @@ export class RedactingStore extends ForwardingStore {
 
   override async setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void> {
     return this.inner.setState(key, name, this.#state ? deep(stateValue(value), this.#redact) : value, options);
+  }
+
+  override async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+    if (!this.#state) return super.setStates(key, values, options);
+    return super.setStates(key, namedValues(stateEntries(values).map(([name, value]) => [name, deep(value, this.#redact)])), options);
   }
 
   override async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {

@@ -25,6 +25,7 @@ describe("guardStore", () => {
       () => store.getState(bob, "summary"),
       () => store.append(bob, [new HumanMessage("x")]),
       () => store.setState(bob, "summary", "x"),
+      () => store.setStates!(bob, { summary: "x" }),
       () => store.lock(bob),
       () => store.trim(bob, { oldest: 1 }),
       () => store.clear(bob),

@@ -35,10 +35,11 @@ import {
   withoutScopes,
   refuseSealed,
 } from "@memoria/core";
+import { stateEntries } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
-import { acquireTableLock, checkFence } from "./table-lock.js";
+import { acquireTableLock } from "./table-lock.js";
 import { conversationQueries } from "./conversation-queries.js";
 import { recallTable } from "./recall-table.js";
 import { replaceTail } from "./tail-replacement.js";
@@ -147,18 +148,17 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
       const sessionKey = createSessionKey(key);
-      stateName(name);
-      const text = JSON.stringify(stateValue(value));
-      const id = encodeSessionKey(sessionKey);
+      const entry: [string, string] = [stateName(name), JSON.stringify(stateValue(value))];
       await ready();
-      await dialect.transaction(function* () {
-        yield* checkFence(dialect, t, sessionKey, id, writeOptions);
-        yield* writer.upsertSession(sessionKey, id, 0);
-        yield* run(
-          `INSERT INTO ${t.state} (session_id, name, value) VALUES (?, ?, ?)${dialect.upsert(["session_id", "name"], ["value"])}`,
-          [id, name, text],
-        );
-      });
+      await writer.setStates(sessionKey, encodeSessionKey(sessionKey), [entry], writeOptions);
+    },
+
+    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, writeOptions?: FencedWriteOptions): Promise<void> {
+      const sessionKey = createSessionKey(key);
+      const entries = stateEntries(values).map(([name, value]): [string, string] => [name, JSON.stringify(value)]);
+      if (entries.length === 0) return;
+      await ready();
+      await writer.setStates(sessionKey, encodeSessionKey(sessionKey), entries, writeOptions);
     },
 
     info: conversations.info,

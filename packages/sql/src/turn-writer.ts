@@ -11,6 +11,8 @@ export interface TurnWriter {
   /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
   upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
   append(key: SessionKey, id: string, payloads: string[], turnId: string, options: AppendOptions | undefined): Promise<AppendResult>;
+  /** State values (name and JSON text) written in one transaction, fenced as an append is. */
+  setStates(key: SessionKey, id: string, entries: [string, string][], options: FencedWriteOptions | undefined): Promise<void>;
 }
 
 export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undefined): TurnWriter {
@@ -103,8 +105,22 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
     return { appended: true, released: true };
   }
 
+  function* writeStates(key: SessionKey, id: string, entries: [string, string][], fence: FencedWriteOptions | undefined): Generator<SqlStep, void, unknown> {
+    yield* checkFence(dialect, t, key, id, fence);
+    yield* upsertSession(key, id, 0);
+    const rowsPerStatement = Math.floor(dialect.maxParams / 3);
+    for (let from = 0; from < entries.length; from += rowsPerStatement) {
+      const chunk = entries.slice(from, from + rowsPerStatement);
+      yield* run(
+        `INSERT INTO ${t.state} (session_id, name, value) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}${dialect.upsert(["session_id", "name"], ["value"])}`,
+        chunk.flatMap(([name, text]) => [id, name, text]),
+      );
+    }
+  }
+
   return {
     upsertSession,
+    setStates: (key, id, entries, options) => dialect.transaction(() => writeStates(key, id, entries, options)),
     async append(key, id, payloads, turnId, options) {
       const token = options?.lock?.token;
       const release = options?.release === true && token !== undefined;

@@ -1,3 +1,4 @@
+import type { HistoryStore } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
@@ -82,6 +83,44 @@ export function stateSuite(setup: StoreSuiteSetup): void {
         await store().setState(key, "summary", { text: "shared" });
         expect(await other.getState(key, "summary")).toEqual({ text: "shared" });
       });
+    });
+
+    // setStates is optional (writeStates falls back to one setState per value): skipped where a store has none.
+    const batched = (s: HistoryStore, skip: () => void) => {
+      if (!s.setStates) skip();
+      return (s.setStates as NonNullable<HistoryStore["setStates"]>).bind(s);
+    };
+    it("writes several state values at once, replacing and adding, and writes none of them if one is bad (skipped without setStates)", async (context) => {
+      const setStates = batched(store(), () => context.skip());
+      const key = randomKey();
+      await store().setState(key, "summary", "old");
+      await setStates(key, { summary: { text: "new" }, "entities.v2": ["Ada"] });
+      expect(await store().getState(key, "summary")).toEqual({ text: "new" });
+      expect(await store().getState(key, "entities.v2")).toEqual(["Ada"]);
+      await expect(setStates(key, { summary: "lost", "1 not a name": 1 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expect(setStates(key, { summary: "lost", when: new Date() as never })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expect(setStates(key, ["summary", "lost"] as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      expect(await store().getState(key, "summary")).toEqual({ text: "new" });
+      const untouched = randomKey();
+      await setStates(untouched, {}); // nothing to write: no session either
+      expect(await store().count(untouched)).toBe(0);
+      expect(await store().getState(untouched, "summary")).toBeUndefined();
+    });
+
+    it("refuses a batch of state values under a lock another holder has, and writes none of them (skipped without setStates)", async (context) => {
+      const setStates = batched(store(), () => context.skip());
+      const key = randomKey();
+      const held = await store().lock!(key, { ttlMs: 10_000 });
+      try {
+        const stale = { token: "a-holder-that-lost-the-lock", lost: true, release: async () => {} };
+        await expect(setStates(key, { summary: "late", entities: [] }, { lock: stale })).rejects.toMatchObject({ code: "LOCK_LOST" });
+        expect(await store().getState(key, "summary")).toBeUndefined();
+        expect(await store().getState(key, "entities")).toBeUndefined();
+        await setStates(key, { summary: "held", entities: ["Ada"] }, { lock: held });
+        expect(await store().getState(key, "entities")).toEqual(["Ada"]);
+      } finally {
+        await held.release();
+      }
     });
 
     it("a rejected state write creates no session: nothing is listed and nothing is counted", async () => {
