@@ -44,6 +44,7 @@ import {
 } from "@memoria/core";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
+import { stateEntries } from "@memoria/core/store-kit";
 import { lockFile } from "./file-lock.js";
 import type { TurnLine } from "./session-file.js";
 import { sessionFolder } from "./session-folder.js";
@@ -76,6 +77,22 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
 
   function ensureOpen(): void {
     if (closed) throw new StoreClosedError("file");
+  }
+
+  /** Checked state values written together: the state file is replaced whole, once. */
+  async function writeState(key: SessionKey, entries: [string, JsonValue][], writeOptions: FencedWriteOptions | undefined): Promise<void> {
+    ensureOpen();
+    const sessionKey = createSessionKey(key);
+    if (entries.length === 0) return;
+    const p = paths(sessionKey);
+    await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+      checkFence(sessionKey, p, writeOptions);
+      const entry = await ledger.catchUp(p);
+      if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with state only: its header
+      await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), ...namedValues(entries) }));
+      const now = new Date();
+      await utimes(p.file, now, now); // a write renews the session's TTL
+    }));
   }
 
   const allSessions = () => liveSessions(root, expired);
@@ -144,19 +161,11 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     },
 
     async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      stateName(name);
-      const checked = stateValue(value);
-      const p = paths(sessionKey);
-      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        checkFence(sessionKey, p, writeOptions);
-        const entry = await ledger.catchUp(p);
-        if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with state only: its header
-        await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), [name]: checked }));
-        const now = new Date();
-        await utimes(p.file, now, now); // a write renews the session's TTL
-      }));
+      return writeState(key, [[stateName(name), stateValue(value)]], writeOptions);
+    },
+
+    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, writeOptions?: FencedWriteOptions): Promise<void> {
+      return writeState(key, stateEntries(values), writeOptions);
     },
 
     async info(key: SessionKey): Promise<SessionInfo | undefined> {
