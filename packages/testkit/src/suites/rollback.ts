@@ -103,6 +103,20 @@ export function rollbackSuite(setup: StoreSuiteSetup, options: EncryptionOptions
       await expect(store(anchor).read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "rolled-back" });
     });
 
+    it("state values written together (setStates) are each versioned: any of them put back older is refused with an anchor (skipped without setStates)", async (context) => {
+      const anchor = storeAnchor(createInMemoryStore());
+      const key = randomKey("batch");
+      const writer = store(anchor);
+      if (!writer.setStates) return context.skip();
+      await writer.setStates(key, { summary: { text: "first" }, entities: ["Ada"] });
+      const before = await snapshot(inner(), key);
+      await writer.setStates(key, { summary: { text: "second" }, entities: ["Ada", "Bob"] });
+      await rewrite(inner(), key, before.records, before.state);
+      await expect(store(anchor).getState(key, "summary")).rejects.toMatchObject({ code: "INTEGRITY", reason: "rolled-back" });
+      await expect(store(anchor).getState(key, "entities")).rejects.toMatchObject({ code: "INTEGRITY", reason: "rolled-back" });
+      expect(await store().getState(key, "entities")).toEqual(["Ada"]); // no anchor: the residual
+    });
+
     it("refuses nothing that was written through memoria: edits that only remove, a trim that empties, other processes' writes", async () => {
       const anchor = storeAnchor(createInMemoryStore());
       const key = randomKey("honest");
