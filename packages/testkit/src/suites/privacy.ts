@@ -47,9 +47,12 @@ export function wrapped(setup: StoreSuiteSetup, wrap: (base: HistoryStore) => Hi
   };
 }
 
+/** Whether `encryptStore(…, options)` hands reads frozen messages (its `frozen` option's default). */
+const readsFrozen = (options: EncryptionOptions) => options.frozen ?? true;
+
 /** The same setup, with every store wrapped by `encryptStore(…, options)`. */
 export function encrypted(setup: StoreSuiteSetup, options: EncryptionOptions, label: string): StoreSuiteSetup {
-  return wrapped(setup, (base) => encryptStore(base, options), label, options.frozen ?? true);
+  return wrapped(setup, (base) => encryptStore(base, options), label, readsFrozen(options));
 }
 
 /**
@@ -67,7 +70,7 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
 
   // Every privacy wrapper at once, each forwarding what it does not change: an
   // authorize hook that allows all, the built-in redactor, and encryption.
-  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)", true));
+  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)", readsFrozen(sealed)));
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
   conversationsSuite(withHashedIds);
