@@ -19,7 +19,7 @@ const openDescriptors = () => readdirSync("/proc/self/fd").length;
 
 describe("file store on a full disk", () => {
   // Turns past 64 KiB are written through libuv's thread pool, smaller ones synchronously (and their lock files too).
-  it.each([
+  it.for([
     { size: 300_000, how: "written through the thread pool" },
     { size: 20_000, how: "written synchronously" },
   ])("rejects the turn that does not fit ($how) with a typed error, keeps every turn it resolved, leaks no descriptor, and recovers", async ({ size }, context) => {
