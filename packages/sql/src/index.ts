@@ -6,7 +6,7 @@ export {
   type SqliteStoreOptions,
   createSqliteStore,
 } from "./sqlite-dialect.js";
-export { type PgClientLike, type PgPoolLike, type PostgresStoreOptions, createPostgresStore } from "./postgres-dialect.js";
+export { type PgClientLike, type PgPoolLike, type PgQuery, type PostgresStoreOptions, createPostgresStore } from "./postgres-dialect.js";
 export { SCHEMA_VERSION } from "./schema.js";
 export { type MysqlConnectionLike, type MysqlPoolLike, type MysqlStoreOptions, createMysqlStore } from "./mysql-dialect.js";
 export { MYSQL_MAX_ID_LENGTH } from "./mysql-forms.js";

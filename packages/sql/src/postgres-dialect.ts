@@ -1,6 +1,7 @@
 import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { standardForms } from "./sql-forms.js";
+import { inlined, pgStatement } from "./postgres-statements.js";
 import { poolHolder } from "./pool-holder.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -9,15 +10,25 @@ interface PgResult {
   rowCount: number | null;
 }
 
+/**
+ * A statement as pg takes it: its text and values, and, to have the connection keep
+ * it parsed and planned, the name it is prepared under (the same text, always).
+ */
+export interface PgQuery {
+  text: string;
+  values?: unknown[];
+  name?: string;
+}
+
 /** The parts of a pg `Pool` the store uses. */
 export interface PgPoolLike {
-  query(text: string, params?: unknown[]): Promise<PgResult>;
+  query(query: string | PgQuery, params?: unknown[]): Promise<PgResult>;
   connect(): Promise<PgClientLike>;
   end(): Promise<void>;
 }
 
 export interface PgClientLike {
-  query(text: string, params?: unknown[]): Promise<PgResult>;
+  query(query: string | PgQuery, params?: unknown[]): Promise<PgResult>;
   release(error?: Error | boolean): void;
   on?(event: "error", listener: (error: Error) => void): unknown;
   removeListener?(event: "error", listener: (error: Error) => void): unknown;
@@ -40,6 +51,15 @@ export interface PostgresStoreOptions extends SqlStoreOptions {
    * @default 10_000
    */
   operationTimeoutMs?: number;
+  /**
+   * Whether the store's statements with parameters are prepared by name on each
+   * connection, so the server parses and plans a turn's statements once per
+   * connection rather than on every call. Set `false` behind a connection pooler
+   * that hands one client's statements to several server connections without
+   * keeping prepared statements (PgBouncer in transaction mode before 1.21).
+   * @default true
+   */
+  preparedStatements?: boolean;
 }
 
 type PgModule = {
@@ -49,49 +69,10 @@ type PgModule = {
   };
 };
 
-/** `?` placeholders to pg's `$1, $2, …` (the store's SQL holds no `?` inside strings). */
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
-
-const translated = new Map<string, string>();
-function pgSql(sql: string): string {
-  let text = translated.get(sql);
-  if (text === undefined) {
-    text = numbered(sql);
-    translated.set(sql, text);
-  }
-  return text;
-}
-
 /** A statement's result in the form its step asks for. */
 function shaped(step: SqlStep, result: PgResult): unknown {
   if (step.kind === "column") return result.rows.map(firstValue);
   return step.kind === "all" ? result.rows : (result.rowCount ?? 0);
-}
-
-/**
- * A statement with its `?` placeholders replaced by literals: a string dollar-quoted
- * with a tag it does not contain (inside, nothing is an escape, whatever the server's
- * string settings; only the tag ends it), a number only as a safe integer. Measured
- * here, a hex literal decoded by the server cost a lock's query 0.1 ms more.
- */
-function inlined(step: SqlStep): string {
-  let next = 0;
-  return step.sql.replace(/\?/g, () => {
-    const value = step.params[next++];
-    if (typeof value === "string" && !value.includes("\0")) return dollarQuoted(value);
-    if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
-    throw new MemoriaError("INVALID_ARGUMENT", `A value of type ${typeof value} cannot be written into a statement's text.`);
-  });
-}
-
-/** `$v$…$v$`, or `$v1$…$v1$` and on, the first tag that first appears in `value + tag` at its end. */
-function dollarQuoted(value: string): string {
-  let tag = "$v$";
-  for (let n = 1; (value + tag).indexOf(tag) !== value.length; n++) tag = `$v${n}$`;
-  return `${tag}${value}${tag}`;
 }
 
 /** A row's only column, without the array `Object.values` makes per row. */
@@ -100,7 +81,7 @@ function firstValue(row: Record<string, unknown>): unknown {
   return undefined;
 }
 
-type Queryable = { query(text: string, params?: unknown[]): Promise<PgResult> };
+type Queryable = Pick<PgClientLike, "query">;
 
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "08006", "08003", "08001"]);
 const NETWORK_MESSAGES = /Connection terminated|connection timeout|not queryable|terminating connection|Connection closed/i;
@@ -125,11 +106,15 @@ function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown
     return new StoreUnavailableError(`PostgreSQL is unreachable: ${named}.`, { cause: error, outcome: refused ? "not-stored" : outcome });
   }
   if (typeof code === "string" && SQLSTATE.test(code)) {
-    const hint = code.startsWith("53") ? " The server is out of disk, memory or connections." : "";
+    const hint = code.startsWith("53") ? " The server is out of disk, memory or connections." : PREPARED_LOST.has(code) ? ` ${PREPARED_HINT}` : "";
     return new StoreUnavailableError(`PostgreSQL refused a statement: ${named}.${hint}`, { cause: error, outcome: "not-stored" });
   }
   return error;
 }
+
+/** A prepared statement missing, or one of another client's in the way: a pooler sharing server connections. */
+const PREPARED_LOST = new Set(["26000", "42P05"]);
+const PREPARED_HINT = "A connection pooler that does not keep prepared statements (PgBouncer in transaction mode before 1.21) needs the store's preparedStatements: false.";
 
 /** A server error's code: five digits or capitals (class and condition). */
 const SQLSTATE = /^[0-9A-Z]{5}$/;
@@ -153,8 +138,12 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     return created;
   });
 
+  const prepared = options.preparedStatements ?? true;
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
-    return shaped(step, await withTimeout(target.query(pgSql(step.sql), [...step.params]), timeoutMs, timedOut("A statement")));
+    const { text, name } = pgStatement(step);
+    const values = [...step.params];
+    const sent = prepared && name ? target.query({ name, text, values }) : target.query(text, values);
+    return shaped(step, await withTimeout(sent, timeoutMs, timedOut("A statement")));
   }
 
   /**

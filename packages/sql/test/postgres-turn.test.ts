@@ -4,7 +4,7 @@ import { type MemoryStrategy, RunnableWithMessageHistory, type SessionKey, encod
 import { numbered } from "@memoria/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type PgPoolLike, createPostgresStore } from "../src/index.js";
+import { type PgPoolLike, type PgQuery, createPostgresStore } from "../src/index.js";
 
 const connectionString = inject("databaseUrl");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,8 +19,8 @@ describe("a PostgreSQL turn", () => {
   const real = new pg.Pool({ connectionString, max: 4 });
   const sent: string[] = [];
   /** Records a query's first three words, then sends it. */
-  const noted = <T>(sql: string, send: () => T): T => {
-    sent.push(sql.trim().split(/\s+/).slice(0, 3).join(" "));
+  const noted = <T>(query: string | PgQuery, send: () => T): T => {
+    sent.push((typeof query === "string" ? query : query.text).trim().split(/\s+/).slice(0, 3).join(" "));
     return send();
   };
   /** The rows each lock-and-read query's read gave (its third result: after SET TRANSACTION and the try). */
@@ -29,7 +29,7 @@ describe("a PostgreSQL turn", () => {
     query: (sql, params) =>
       noted(sql, async () => {
         const result = await real.query(sql, params);
-        if (sql.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[])[2]?.rows.length ?? -1);
+        if (typeof sql === "string" && sql.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[])[2]?.rows.length ?? -1);
         return result;
       }),
     connect: async () => {
