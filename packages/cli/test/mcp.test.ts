@@ -175,3 +175,50 @@ function post(endpoint: URL, headers: Record<string, string>): Promise<number> {
     req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
   });
 }
+
+describe("memoria mcp lists every conversation of its scope", () => {
+  const stores: [string, () => Promise<import("@memoria/core").HistoryStore>][] = [
+    ["in-memory", async () => (await import("@memoria/core")).createInMemoryStore()],
+    ["redis", async () => (await openStore(`${inject("redisUrl")}?prefix=mcp-pages:${process.pid}:`, { create: true })).store],
+  ];
+  it.for(stores)("on %s: a page of 100 at a time, each page's cursor leading to the next, none of another scope's, whatever the cursor", async ([, open]) => {
+    const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js");
+    const { memoriaMcpServer } = await import("../src/index.js");
+    const store = await open();
+    for (let i = 0; i < 250; i++) await store.append({ userId: "ada", conversationId: `c${String(i).padStart(3, "0")}` }, [new HumanMessage(`note ${i}`)]);
+    await store.append({ userId: "bob", conversationId: "secret" }, [new HumanMessage("bob's")]);
+    const server = await memoriaMcpServer({ store, scope: { userId: "ada" } });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    const ada = (name: string) => name.endsWith("&userId=ada");
+    try {
+      const names: string[] = [];
+      const sizes: number[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listResources(cursor === undefined ? {} : { cursor });
+        sizes.push(page.resources.length);
+        names.push(...page.resources.map((resource) => resource.name));
+        expect(page.resources.every((resource) => resource.mimeType === "text/plain" && resource.description?.startsWith("A conversation"))).toBe(true);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      expect(sizes).toEqual([100, 100, 50]);
+      expect(new Set(names).size).toBe(250);
+      expect(names.every(ada)).toBe(true);
+      const read = await client.readResource({ uri: `memoria://conversation/${encodeURIComponent(names[249] as string)}` });
+      expect(JSON.stringify(read.contents)).toContain("note 249");
+      // A cursor the client made up moves within the scope, or is refused as invalid params; it never reaches bob's.
+      for (const forged of ["", "zzz", "conversationId=secret&userId=bob", "0"]) {
+        const answer = await client.listResources({ cursor: forged }).catch((error: Error) => error);
+        if (answer instanceof Error) expect(answer.message).toMatch(/-32602/);
+        else expect(answer.resources.every((resource) => ada(resource.name))).toBe(true);
+      }
+    } finally {
+      await client.close();
+      await server.close();
+      await store.close();
+    }
+  });
+});

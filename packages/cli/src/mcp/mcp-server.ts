@@ -23,12 +23,13 @@ const LISTED = 100;
 /** The MCP SDK, an optional peer of @memoria/cli: a usage error naming what to install when it is missing. */
 export async function loadSdk() {
   try {
-    const [{ McpServer, ResourceTemplate }, { StdioServerTransport }, { StreamableHTTPServerTransport }] = await Promise.all([
+    const [{ McpServer, ResourceTemplate }, { StdioServerTransport }, { StreamableHTTPServerTransport }, { ErrorCode, ListResourcesRequestSchema, McpError }] = await Promise.all([
       import("@modelcontextprotocol/sdk/server/mcp.js"),
       import("@modelcontextprotocol/sdk/server/stdio.js"),
       import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
     ]);
-    return { McpServer, ResourceTemplate, StdioServerTransport, StreamableHTTPServerTransport };
+    return { McpServer, ResourceTemplate, StdioServerTransport, StreamableHTTPServerTransport, ErrorCode, ListResourcesRequestSchema, McpError };
   } catch (error) {
     if (isMissingModule(error, SDK)) throw new UsageError(`memoria mcp needs ${SDK} beside @memoria/cli, and it is not installed: npm install ${SDK}`);
     throw error;
@@ -43,7 +44,7 @@ export async function loadSdk() {
  * one too (the SDK answers a thrown error so), and never ends the server.
  */
 export async function memoriaMcpServer(options: MemoriaMcpOptions): Promise<McpServer> {
-  const { McpServer, ResourceTemplate } = await loadSdk();
+  const { McpServer, ResourceTemplate, ErrorCode, ListResourcesRequestSchema, McpError } = await loadSdk();
   const scope = createKeyFilter(options.scope);
   if (Object.keys(scope).length === 0) throw new MemoriaError("INVALID_ARGUMENT", 'memoria mcp serves one scope: name it, e.g. { userId: "ada" }.');
   const runner = new MemoryToolRunner({ store: options.store, scope: Object.keys(scope), forget: options.forget, recall: options.recall });
@@ -58,17 +59,12 @@ export async function memoriaMcpServer(options: MemoriaMcpOptions): Promise<McpS
     });
   }
 
+  const description = `A conversation of this scope: its last ${LISTED} messages, each with its position (read_conversation pages further back).`;
   server.registerResource(
     "conversation",
-    new ResourceTemplate(CONVERSATION_URI, {
-      list: async () => {
-        const { sessions } = await options.store.list(scope, { limit: LISTED });
-        return {
-          resources: sessions.map((key) => ({ uri: conversationUri(encodeSessionKey(key)), name: encodeSessionKey(key), mimeType: "text/plain" })),
-        };
-      },
-    }),
-    { description: `A conversation of this scope: its last ${LISTED} messages, each with its position (read_conversation pages further back).`, mimeType: "text/plain" },
+    // Listed below, a page at a time: the SDK's own listing of a template takes no cursor.
+    new ResourceTemplate(CONVERSATION_URI, { list: undefined }),
+    { description, mimeType: "text/plain" },
     async (uri, variables) => {
       const conversation = decodeURIComponent(String(variables.conversation));
       const answer = await runner.run("read_conversation", { conversation, limit: LISTED }, call);
@@ -76,6 +72,15 @@ export async function memoriaMcpServer(options: MemoriaMcpOptions): Promise<McpS
       return { contents: [{ uri: uri.href, mimeType: "text/plain", text: answer.text }] };
     },
   );
+  // The scope's conversations, LISTED a page, each page's `nextCursor` the store's own cursor.
+  server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const page = await options.store.list(scope, { limit: LISTED, cursor: request.params?.cursor }).catch((error: unknown) => {
+      if (MemoriaError.hasCode(error, "INVALID_ARGUMENT")) throw new McpError(ErrorCode.InvalidParams, (error as Error).message);
+      throw error;
+    });
+    const resources = page.sessions.map((key) => ({ uri: conversationUri(encodeSessionKey(key)), name: encodeSessionKey(key), description, mimeType: "text/plain" }));
+    return { resources, ...(page.cursor ? { nextCursor: page.cursor } : {}) };
+  });
   return server;
 }
 
