@@ -8,9 +8,21 @@ export interface ToolCompactionOptions {
   maxTokens: number;
   /** The most recent tool results always kept whole. @default 3 */
   keepLast?: number;
+  /**
+   * Stubs are made in steps of about this much history (counted from the
+   * conversation's start, at four characters a token), so the prompt's beginning
+   * stays the same from one turn to the next until the budget is passed again,
+   * and a provider's prompt cache keeps matching it; `0` stubs as few results as
+   * fit, which changes the prompt's beginning on every turn past the budget.
+   * @default maxTokens / 2
+   */
+  stepTokens?: number;
   /** @default js-tiktoken cl100k_base (see tiktokenCounter) */
   tokenCounter?: TokenCounter;
 }
+
+/** What a step of `stepTokens` spans in characters: the grid only has to stay put as the conversation grows, not to count exactly. */
+const CHARS_PER_TOKEN = 4;
 
 /** Where the messages sit in their stored conversation, so a stub can say how to fetch the original. */
 export interface CompactionOrigin {
@@ -20,12 +32,14 @@ export interface CompactionOrigin {
   first?: number;
 }
 
-function checkOptions(options: ToolCompactionOptions, what: string): { maxTokens: number; keepLast: number; count: TokenCounter } {
+function checkOptions(options: ToolCompactionOptions, what: string): { maxTokens: number; keepLast: number; stepTokens: number; count: TokenCounter } {
   const { maxTokens } = options;
   const keepLast = options.keepLast ?? 3;
   if (!Number.isFinite(maxTokens) || maxTokens <= 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: maxTokens must be > 0, got ${maxTokens}.`);
   if (!Number.isSafeInteger(keepLast) || keepLast < 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: keepLast must be a whole number >= 0, got ${keepLast}.`);
-  return { maxTokens, keepLast, count: options.tokenCounter ?? tiktokenCounter() };
+  const stepTokens = options.stepTokens ?? maxTokens / 2;
+  if (!Number.isFinite(stepTokens) || stepTokens < 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: stepTokens must be >= 0, got ${stepTokens}.`);
+  return { maxTokens, keepLast, stepTokens, count: options.tokenCounter ?? tiktokenCounter() };
 }
 
 const lengthOf = (message: BaseMessage) => (typeof message.content === "string" ? message.content : JSON.stringify(message.content)).length;
@@ -54,7 +68,7 @@ function stub(message: ToolMessage, position: number, origin: CompactionOrigin):
  * point goes (oldest first is the order stubs are made in).
  */
 export async function compactToolResults(messages: readonly BaseMessage[], options: ToolCompactionOptions, origin: CompactionOrigin = {}): Promise<BaseMessage[]> {
-  const { maxTokens, keepLast, count } = checkOptions(options, "compactToolResults");
+  const { maxTokens, keepLast, stepTokens, count } = checkOptions(options, "compactToolResults");
   const first = origin.first ?? 0;
   const results = messages.flatMap((message, i) => (ToolMessage.isInstance(message) ? [i] : []));
   const protectedFrom = keepLast === 0 ? messages.length : (results[results.length - keepLast] ?? 0);
@@ -78,10 +92,17 @@ export async function compactToolResults(messages: readonly BaseMessage[], optio
     sizes[i] = await count([out[i] as BaseMessage]);
     total += sizes[i] as number;
   }
-  // Past the edge, oldest first, until it fits.
+  // Past the edge, oldest first, until it fits; then on to the next step's start.
+  let boundary = edge;
+  let stepEnd: number | undefined;
   for (const i of results) {
-    if (total <= maxTokens || i >= protectedFrom) break;
     if (i < edge) continue;
+    if (i >= protectedFrom) break;
+    if (total <= maxTokens) {
+      stepEnd ??= nextStep(messages, boundary, stepTokens * CHARS_PER_TOKEN);
+      if (i >= stepEnd) break;
+    }
+    boundary = i + 1;
     const replaced = stub(messages[i] as ToolMessage, first + i, origin);
     if (replaced === messages[i]) continue; // a result already shorter than its stub stays
     const size = await count([replaced]);
@@ -89,7 +110,35 @@ export async function compactToolResults(messages: readonly BaseMessage[], optio
     sizes[i] = size;
     out[i] = replaced;
   }
-  return total <= maxTokens ? out : out.slice(fitFrom(out, sizes, maxTokens));
+  if (total <= maxTokens) return out;
+  // Whole turns left out as well: from a turn's start at or after the next step's start.
+  const from = fitFrom(out, sizes, maxTokens);
+  const stepped = nextTurn(out, nextStep(messages, from, stepTokens * CHARS_PER_TOKEN));
+  return out.slice(stepped < out.length ? stepped : from);
+}
+
+/** The first turn's start (a human message) at or after `from`; the end if none. */
+function nextTurn(messages: readonly BaseMessage[], from: number): number {
+  let i = from;
+  while (i < messages.length && (messages[i] as BaseMessage).getType() !== "human") i++;
+  return i;
+}
+
+/**
+ * The first position at or after `boundary` where a new step of `stepChars` begins,
+ * steps counted in characters from the first message: a grid that appending
+ * messages never moves, so the stubs, made up to its lines, stay where they are.
+ */
+function nextStep(messages: readonly BaseMessage[], boundary: number, stepChars: number): number {
+  if (stepChars <= 0 || boundary === 0) return boundary;
+  let before = 0; // characters before messages[i]
+  for (let i = 0; i < boundary - 1; i++) before += lengthOf(messages[i] as BaseMessage);
+  const step = Math.floor(before / stepChars);
+  for (let i = boundary - 1; i < messages.length; i++) {
+    before += lengthOf(messages[i] as BaseMessage);
+    if (Math.floor(before / stepChars) > step) return i + 1;
+  }
+  return messages.length;
 }
 
 /** The earliest turn start (a human message) from which the messages' sizes add up to at most `budget`; the end if none. */

@@ -6,7 +6,7 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeMessage } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
-import { compactToolResults, memoryTools, tiktokenCounter, toolResultCompaction } from "../src/index.js";
+import { type TokenCounter, compactToolResults, memoryTools, tiktokenCounter, toolResultCompaction } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-compaction-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -86,6 +86,38 @@ describe("tool result compaction", () => {
     await store.close();
   });
 
+  it("in steps (stepTokens), a provider's prompt cache matches most of each prompt past the budget; without, much less", async () => {
+    const all = session();
+    const chars: TokenCounter = (messages) => messages.reduce((sum, message) => sum + Math.ceil(String(message.content).length / 4) + 4, 0);
+    const maxTokens = 8_000;
+    /** The share of the tokens sent after the first 10 turns that the previous prompt's cache would match, the conversation growing a turn (10 messages) at a time. */
+    async function matched(stepTokens: number | undefined): Promise<number> {
+      const options = { maxTokens, tokenCounter: chars, ...(stepTokens === undefined ? {} : { stepTokens }) };
+      let previous: BaseMessage[] = [];
+      let sent = 0;
+      let same = 0;
+      for (let end = 10; end <= all.length; end += 10) {
+        const prompt = await compactToolResults(all.slice(0, end), options);
+        expect(await chars(prompt)).toBeLessThanOrEqual(maxTokens);
+        expectValidPairs(prompt);
+        // The longest prefix the new prompt shares with the last one: what a prompt cache matches.
+        let prefix = 0;
+        while (prefix < Math.min(previous.length, prompt.length) && JSON.stringify(prompt[prefix]) === JSON.stringify(previous[prefix])) prefix++;
+        if (end > 100) {
+          sent += await chars(prompt);
+          same += await chars(prompt.slice(0, prefix));
+        }
+        previous = prompt;
+      }
+      return same / sent;
+    }
+    const stepped = await matched(undefined); // maxTokens / 2
+    const tightest = await matched(0);
+    // Each turn here adds 4 results of 270 tokens (14% of the budget): steps of half the budget come every 3 to 4 turns.
+    expect(stepped).toBeGreaterThan(0.7);
+    expect(tightest).toBeLessThan(0.5);
+  });
+
   it("leaves messages under the budget alone, and a result shorter than its stub whole", async () => {
     const short = [new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "t", args: {} }] }), new ToolMessage({ content: "ok", tool_call_id: "c1" })];
     expect(await compactToolResults(short, { maxTokens: 10_000 })).toEqual(short);
@@ -97,5 +129,6 @@ describe("tool result compaction", () => {
     expect(mixed[3]?.content).toBe("long ".repeat(500)); // the messages given are not changed
     await expect(compactToolResults(short, { maxTokens: 0 })).rejects.toThrow(/maxTokens must be > 0/);
     expect(() => toolResultCompaction({ maxTokens: 100, keepLast: -1 })).toThrow(/keepLast must be a whole number/);
+    expect(() => toolResultCompaction({ maxTokens: 100, stepTokens: -1 })).toThrow(/stepTokens must be >= 0/);
   });
 });
