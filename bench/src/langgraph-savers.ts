@@ -88,7 +88,11 @@ async function contenders(dir: string, postgresUrl: string, tag: string): Promis
   });
   const langgraphDb = join(dir, `${tag}-langgraph.db`);
   const memoriaDb = join(dir, `${tag}-memoria.db`);
-  const sqliteSaver = SqliteSaver.fromConnString(langgraphDb);
+  // Both SQLite savers commit durably: better-sqlite3 opens WAL databases with synchronous=NORMAL
+  // (a commit can be lost at a power failure), memoria's store defaults to FULL.
+  const sqliteSaver = new SqliteSaver(new Database(langgraphDb));
+  sqliteSaver.setup();
+  (sqliteSaver as unknown as { db: Database.Database }).db.pragma("synchronous = FULL");
   const schema = `lg_${tag}`;
   const postgresSaver = PostgresSaver.fromConnString(postgresUrl, { schema });
   await postgresSaver.setup();
