@@ -114,6 +114,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     getState: async ({ id }, name) => (await guarded((r) => r.hget(layout.session(id).state, name))) ?? undefined,
     getAllState: async ({ id }) => Object.entries(await guarded((r) => r.hgetall(layout.session(id).state))),
     setState: (session, name, json, fence) => sessionWrite(session, fence, SET_STATE, [name, json]),
+    setStates: (session, values, fence) => sessionWrite(session, fence, SET_STATE, values.flat()),
 
     info: ({ id }) => guarded((r) => infoOf(r, layout, id)),
     setInfo(session, patch, fence) {

@@ -66,13 +66,14 @@ if ttl > 0 then
 end`;
 
 /**
- * Sets one derived-state value, creating the session if needed, and renews the
- * session's TTL. KEYS: messages, turns, key, state, lock, info. ARGV: ttl seconds (0: none), key JSON, now, lock token, name, JSON value.
- * Returns 1, or -1 when the lock is not the token's.
+ * Sets derived-state values (one, or several together: a script runs whole),
+ * creating the session if needed, and renews the session's TTL. KEYS: messages,
+ * turns, key, state, lock, info. ARGV: ttl seconds (0: none), key JSON, now, lock
+ * token, then pairs of name and JSON value. Returns 1, or -1 when the lock is not the token's.
  */
 export const SET_STATE = new Script(`
 ${FENCE(4)}
-redis.call('HSET', KEYS[4], ARGV[5], ARGV[6])
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 ${TOUCH}
 return 1
 `);

@@ -26,6 +26,7 @@ import { decodeMessages } from "../message-decoding.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "../message-edits.js";
 import { checkInfoPatch, type InfoPatch } from "../session-info.js";
 import { type SessionKey, type SessionKeyFilter, createKeyFilter, createSessionKey, encodeSessionKey, sessionKeyId } from "../session-key.js";
+import { stateEntries } from "../state-writes.js";
 import { StoreChatMessageHistory } from "../store-chat-history.js";
 import { infoOf, listSessions, recentSessions, sessionsMatching } from "./engine-pages.js";
 import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine } from "./store-engine.js";
@@ -216,6 +217,15 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = reading(key);
       const pairs = [...(await ask(() => all(session), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return namedValues(pairs.map(([stateKey, text]) => [stateKey, parseStored(text)]));
+    };
+  }
+  if (engine.setStates) {
+    const setStates = engine.setStates.bind(engine);
+    store.setStates = async (key, values, options) => {
+      const entries = stateEntries(values).map(([stateKey, value]) => [stateKey, JSON.stringify(value)] as const);
+      const session = writing(key, options);
+      if (entries.length === 0) return; // nothing to write: no session made for it
+      fenced(session, await ask(() => setStates(session, entries, fenceOf(options)), true));
     };
   }
   if (engine.trim) {

@@ -93,6 +93,8 @@ export interface StoreEngine {
   /** A state value's JSON text. */
   getState(session: EngineSession, name: string): Promise<string | undefined>;
   setState(session: EngineSession, name: string, json: string, fence: string | undefined): Promise<void | LockLost>;
+  /** Several state values (name and JSON text, at least one) written together: all or none. */
+  setStates?(session: EngineSession, values: readonly (readonly [string, string])[], fence: string | undefined): Promise<void | LockLost>;
   /** Every state value, as name and JSON text; the kit sorts them. */
   getAllState?(session: EngineSession): Promise<Iterable<readonly [string, string]>>;
 
