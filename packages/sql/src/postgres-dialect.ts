@@ -1,7 +1,7 @@
 import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { standardForms } from "./sql-forms.js";
-import { inlined, pgStatement } from "./postgres-statements.js";
+import { executing, inlined, pgStatement } from "./postgres-statements.js";
 import { poolHolder } from "./pool-holder.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -139,6 +139,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   });
 
   const prepared = options.preparedStatements ?? true;
+  /** The statements each connection has prepared with SQL's PREPARE (`executing`). */
+  const preparedOn = new WeakMap<PgClientLike, Set<string>>();
   async function execute(target: Queryable, step: SqlStep): Promise<unknown> {
     const { text, name } = pgStatement(step);
     const values = [...step.params];
@@ -152,12 +154,53 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
    * each takes its own snapshot when it starts, so each sees what the ones before it
    * did and everything committed meanwhile. That protocol carries no parameters, so
    * the values are written into the text as literals that no value can break out of
-   * (`inlined`).
+   * (`inlined`); with `preparedStatements`, each statement is prepared once on its
+   * connection with SQL's `PREPARE` and run as `EXECUTE` with those literals
+   * (`executing`), so the server parses and plans a lock's try and read once per
+   * connection, not on every turn.
    */
   async function inOneTrip(steps: readonly SqlStep[]): Promise<unknown[]> {
-    const text = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED", ...steps.map(inlined)].join(";\n");
-    const results = (await withTimeout(pools.get().query(text), timeoutMs, timedOut("A statement"))) as unknown as PgResult[];
-    return steps.map((step, i) => shaped(step, results[i + 1] as PgResult));
+    if (!prepared) {
+      const text = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED", ...steps.map(inlined)].join(";\n");
+      const results = (await withTimeout(pools.get().query(text), timeoutMs, timedOut("A statement"))) as unknown as PgResult[];
+      return steps.map((step, i) => shaped(step, results[i + 1] as PgResult));
+    }
+    const client = await connect();
+    let known = preparedOn.get(client);
+    if (!known) preparedOn.set(client, (known = new Set()));
+    const send = async (have: Set<string>) => {
+      const statements = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED"];
+      const at = steps.map((step) => {
+        statements.push(...executing(step, have));
+        return statements.length - 1; // a step's result is its EXECUTE's, the last statement it added
+      });
+      const results = (await withTimeout(client.query(statements.join(";\n")), timeoutMs, timedOut("A statement"))) as unknown as PgResult[];
+      return steps.map((step, i) => shaped(step, results[at[i] as number] as PgResult));
+    };
+    let failed = false;
+    const onError = () => {};
+    client.on?.("error", onError); // checked out, a client has no listener of the pool's
+    try {
+      try {
+        return await send(known);
+      } catch (error) {
+        // The connection has statements it was not known to (a pool that hands out a new
+        // client object for it), or lost some (DEALLOCATE): the query rolled back whole;
+        // asked what it has, it is sent once more.
+        const code = (error as { code?: string })?.code;
+        if (code !== "42P05" && code !== "26000") throw error;
+        const held = await withTimeout(client.query("SELECT name FROM pg_prepared_statements"), timeoutMs, timedOut("A statement"));
+        known.clear();
+        for (const row of held.rows) known.add(String(row.name));
+        return await send(known);
+      }
+    } catch (error) {
+      failed = true; // what the connection holds prepared is unknown now: it goes
+      throw error;
+    } finally {
+      client.removeListener?.("error", onError);
+      client.release(failed);
+    }
   }
 
   /** A pooled client; one that connects after its wait timed out goes back to the pool at once. */

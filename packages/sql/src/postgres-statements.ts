@@ -45,12 +45,30 @@ export function pgStatement(step: SqlStep): PgStatement {
  */
 export function inlined(step: SqlStep): string {
   let next = 0;
-  return step.sql.replace(/\?/g, () => {
-    const value = step.params[next++];
-    if (typeof value === "string" && !value.includes("\0")) return dollarQuoted(value);
-    if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
-    throw new MemoriaError("INVALID_ARGUMENT", `A value of type ${typeof value} cannot be written into a statement's text.`);
-  });
+  return step.sql.replace(/\?/g, () => literal(step.params[next++]));
+}
+
+function literal(value: unknown): string {
+  if (typeof value === "string" && !value.includes("\0")) return dollarQuoted(value);
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  throw new MemoriaError("INVALID_ARGUMENT", `A value of type ${typeof value} cannot be written into a statement's text.`);
+}
+
+/**
+ * The statements a step takes in a query of the simple protocol, where a statement
+ * that has a name runs as `EXECUTE` of a statement prepared on the connection with
+ * SQL's `PREPARE` (prepended the first time; `prepared` holds what the connection has),
+ * so the server does not parse and plan it on every call; its values are literals.
+ * The SQL name is not the protocol one: pg would parse that name again on the connection.
+ */
+export function executing(step: SqlStep, prepared: Set<string>): string[] {
+  const { text, name } = pgStatement(step);
+  if (name === undefined) return [inlined(step)];
+  const sqlName = `${name}_sql`;
+  const execute = `EXECUTE ${sqlName}(${step.params.map(literal).join(", ")})`;
+  if (prepared.has(sqlName)) return [execute];
+  prepared.add(sqlName);
+  return [`PREPARE ${sqlName} AS ${text}`, execute];
 }
 
 /** `$v$…$v$`, or `$v1$…$v1$` and on, the first tag that first appears in `value + tag` at its end. */

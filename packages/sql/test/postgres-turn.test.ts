@@ -4,7 +4,7 @@ import { type MemoryStrategy, RunnableWithMessageHistory, type SessionKey, encod
 import { numbered } from "@memoria/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { type PgPoolLike, type PgQuery, createPostgresStore } from "../src/index.js";
+import { type PgClientLike, type PgPoolLike, type PgQuery, createPostgresStore } from "../src/index.js";
 
 const connectionString = inject("databaseUrl");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -23,18 +23,25 @@ describe("a PostgreSQL turn", () => {
     sent.push((typeof query === "string" ? query : query.text).trim().split(/\s+/).slice(0, 3).join(" "));
     return send();
   };
-  /** The rows each lock-and-read query's read gave (its third result: after SET TRANSACTION and the try). */
+  /** The rows each lock-and-read query's read gave (its last result: after SET TRANSACTION, the try, and any PREPARE). */
   const lockReadRows: number[] = [];
+  const watched = async <T>(query: string | PgQuery, send: () => Promise<T>): Promise<T> => {
+    const result = await send();
+    if (typeof query === "string" && query.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[]).at(-1)?.rows.length ?? -1);
+    return result;
+  };
+  const wrappers = new WeakMap<pg.PoolClient, PgClientLike>();
   const pool: PgPoolLike = {
-    query: (sql, params) =>
-      noted(sql, async () => {
-        const result = await real.query(sql, params);
-        if (typeof sql === "string" && sql.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[])[2]?.rows.length ?? -1);
-        return result;
-      }),
+    query: (sql, params) => noted(sql, () => watched(sql, () => real.query(sql, params))),
+    // One wrapper per connection, as a pool's clients are: the store knows what each has prepared.
     connect: async () => {
       const client = await real.connect();
-      return { query: (sql, params) => noted(sql, () => client.query(sql, params)), release: (error) => client.release(error) };
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = { query: (sql, params) => noted(sql, () => watched(sql, () => client.query(sql, params))), release: (error) => client.release(error) };
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
     },
     end: () => real.end(),
   };
