@@ -166,8 +166,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
       return steps.map((step, i) => shaped(step, results[i + 1] as PgResult));
     }
     const client = await connect();
-    let known = preparedOn.get(client);
-    if (!known) preparedOn.set(client, (known = new Set()));
+    const known = preparedOn.get(client) ?? new Set<string>();
+    preparedOn.set(client, known);
     const send = async (have: Set<string>) => {
       const statements = ["SET TRANSACTION ISOLATION LEVEL READ COMMITTED"];
       const at = steps.map((step) => {
