@@ -9,13 +9,14 @@ import { counted } from "./counted.js";
 import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
 import { headerLine, readExport, snapshotLines } from "./export-format.js";
 import { type LangChainLayout, langChainSessions } from "./langchain-sources.js";
+import { importLangGraph } from "./langgraph-sources.js";
 import { migrate } from "./migrate.js";
 import { parseFilter, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
 import { type SessionSnapshot, readSnapshot, storedPrefix, writeSnapshot } from "./snapshot.js";
 import { withStore } from "./with-store.js";
 
-const LAYOUTS = ["memoria", "langchain-redis", "langchain-postgres", "langchain-file"] as const;
+const LAYOUTS = ["memoria", "langchain-redis", "langchain-postgres", "langchain-file", "langgraph-sqlite", "langgraph-postgres"] as const;
 
 /** Writes a line, waiting when the stream's buffer is full (a large export to a pipe). */
 async function writeLine(out: Writable, line: string): Promise<void> {
@@ -56,15 +57,24 @@ export function dataCommands(program: Command): void {
     });
 
   storeOptions(program.command("import"))
-    .description("read sessions into a store: a memoria export, or LangChain's Redis, PostgreSQL or file histories")
-    .argument("<source>", "an export file (.jsonl), LangChain's history file (.json), or a redis:// or postgres:// URL")
+    .description("read sessions into a store: a memoria export, LangChain's Redis, PostgreSQL or file histories, or LangGraph's SQLite or PostgreSQL checkpoints")
+    .argument("<source>", "an export file (.jsonl), LangChain's history file (.json), SqliteSaver's database file, or a redis:// or postgres:// URL")
     .option("--from <layout>", `what the source holds: ${LAYOUTS.join(", ")} (guessed from the source)`)
     .option("--pattern <glob>", "langchain-redis: which keys hold histories", "*")
     .option("--strip-prefix <prefix>", "langchain-redis: cut this off each key to give the sessionId")
     .option("--table <name>", "langchain-postgres: the table", "langchain_chat_histories")
+    .option("--schema <name>", "langgraph-postgres: the schema of PostgresSaver's tables", "public")
     .action(async (source: string, options) => {
       const layout = options.from ?? inferLayout(source);
       if (!LAYOUTS.includes(layout)) throw new UsageError(`--from must be one of ${LAYOUTS.join(", ")}, got ${JSON.stringify(layout)}.`);
+      if (layout === "langgraph-sqlite" || layout === "langgraph-postgres") {
+        // Threads copied checkpoint by checkpoint; again, nothing is stored twice.
+        await withStore(options.store, async ({ store }) => process.stdout.write(`${await importLangGraph(layout, source, store, { schema: options.schema })}\n`), {
+          create: true,
+          keys: options.keys,
+        });
+        return;
+      }
       const snapshots = (): AsyncIterable<SessionSnapshot> =>
         layout === "memoria" ? readExport(source) : langChainSessions(layout as LangChainLayout, source, { pattern: options.pattern, stripPrefix: options.stripPrefix, table: options.table });
       await withStore(options.store, async ({ store }) => {

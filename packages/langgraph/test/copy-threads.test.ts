@@ -1,5 +1,4 @@
-import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { serializeMessage } from "@memoria/core";
@@ -7,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { echoGraph } from "./echo-graph.js";
 import { MemoriaSaver, copyThreads } from "../src/index.js";
 import { freshStore } from "./stores.js";
 
@@ -16,14 +16,6 @@ afterAll(async () => {
   await target.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function echoGraph(checkpointer: BaseCheckpointSaver) {
-  return new StateGraph(MessagesAnnotation)
-    .addNode("reply", (state) => ({ messages: [new AIMessage({ content: `echo: ${(state.messages.at(-1) as BaseMessage).content}`, id: `ai-${state.messages.length}` })] }))
-    .addEdge(START, "reply")
-    .addEdge("reply", END)
-    .compile({ checkpointer });
-}
 
 /** What getStateHistory shows of a thread: each checkpoint's messages, next nodes, step and source. */
 async function historyOf(checkpointer: BaseCheckpointSaver, threadId: string) {
