@@ -5,7 +5,7 @@
  * LangChain messages with LangChain's own `mapStoredMessagesToChatMessages`, since a
  * history read's result is LangChain messages. A turn is that read plus a durable
  * append of two messages, made the way each engine makes one (a Redis `RPUSH`, one
- * PostgreSQL `INSERT` committed, one SQLite transaction with synchronous=FULL, one
+ * PostgreSQL or MySQL `INSERT` committed, one SQLite transaction with synchronous=FULL, one
  * file `write` and `fsync`, an array `push`).
  */
 import { mkdirSync } from "node:fs";
@@ -15,6 +15,7 @@ import { type BaseMessage, mapStoredMessagesToChatMessages } from "@langchain/co
 import { serializeMessage } from "@memoria/core";
 import Database from "better-sqlite3";
 import { Redis } from "ioredis";
+import mysql from "mysql2/promise";
 import pg from "pg";
 import { conversation } from "./systems.js";
 
@@ -95,6 +96,32 @@ export async function barePostgres(url: string): Promise<BareEngine> {
               [id, last],
             );
       return parseAll(rows.map((row) => row.payload));
+    },
+    append,
+    close: () => pool.end(),
+  });
+}
+
+/** A table keyed by (session, seq) in MariaDB / MySQL; each append one multi-row `INSERT` in autocommit (one commit). */
+export async function bareMysql(url: string): Promise<BareEngine> {
+  const pool = mysql.createPool({ uri: url, connectionLimit: 4 });
+  await pool.query("CREATE TABLE IF NOT EXISTS bare_messages (session_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, payload LONGTEXT NOT NULL, PRIMARY KEY (session_id, seq))");
+  const next = new Map<string, number>();
+  const append = async (id: string, items: string[]) => {
+    const seq = next.get(id) ?? 0;
+    next.set(id, seq + items.length);
+    await pool.query("INSERT INTO bare_messages (session_id, seq, payload) VALUES ?", [items.map((item, i) => [id, seq + i, item])]);
+  };
+  return engine({
+    async seed(id, count) {
+      for (let from = 0; from < count; from += BATCH) await append(id, texts(Math.min(BATCH, count - from), from));
+    },
+    async read(id, last) {
+      const [rows] =
+        last === undefined
+          ? await pool.query("SELECT payload FROM bare_messages WHERE session_id = ? ORDER BY seq", [id])
+          : await pool.query("SELECT payload FROM (SELECT seq, payload FROM bare_messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?) w ORDER BY seq", [id, last]);
+      return parseAll((rows as { payload: string }[]).map((row) => row.payload));
     },
     append,
     close: () => pool.end(),

@@ -90,9 +90,10 @@ async function contenders(dir: string, postgresUrl: string, tag: string): Promis
   const memoriaDb = join(dir, `${tag}-memoria.db`);
   // Both SQLite savers commit durably: better-sqlite3 opens WAL databases with synchronous=NORMAL
   // (a commit can be lost at a power failure), memoria's store defaults to FULL.
-  const sqliteSaver = new SqliteSaver(new Database(langgraphDb));
-  sqliteSaver.setup();
-  (sqliteSaver as unknown as { db: Database.Database }).db.pragma("synchronous = FULL");
+  const langgraphConnection = new Database(langgraphDb);
+  langgraphConnection.pragma("journal_mode = WAL"); // as SqliteSaver sets it, before the setting that WAL would otherwise default
+  langgraphConnection.pragma("synchronous = FULL");
+  const sqliteSaver = new SqliteSaver(langgraphConnection);
   const schema = `lg_${tag}`;
   const postgresSaver = PostgresSaver.fromConnString(postgresUrl, { schema });
   await postgresSaver.setup();
@@ -106,7 +107,7 @@ async function contenders(dir: string, postgresUrl: string, tag: string): Promis
       engine: "sqlite",
       saver: sqliteSaver,
       bytes: async () => {
-        (sqliteSaver as unknown as { db: Database.Database }).db.close();
+        langgraphConnection.close();
         return sqliteBytes(langgraphDb);
       },
       close: async () => {},

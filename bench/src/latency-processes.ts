@@ -7,11 +7,13 @@
  */
 import { fork } from "node:child_process";
 import type { LatencyResult } from "./latency.js";
-import { type StoreKind, fileKind, memoryKind, mongoKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
+import { type StoreKind, fileKind, memoryKind, mongoKind, mysqlKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
 import type { Settings } from "./workloads.js";
 
 export interface ServerUrls {
   postgres: string;
+  /** MariaDB or MySQL; the quick run starts none. */
+  mysql?: string;
   redis: string;
   mongo: string;
   /** A real mongod (MONGODB_URL) rather than the compatible test server. */
@@ -24,7 +26,10 @@ export interface LatencyJob {
 }
 
 /** The store kinds a run measures, in report order. */
-export const KIND_NAMES = ["in-memory", "file", "sqlite", "postgres", "redis", "mongodb"] as const;
+export const KIND_NAMES = ["in-memory", "file", "sqlite", "postgres", "mysql", "redis", "mongodb"] as const;
+
+/** The kinds this run has servers for, in report order. */
+export const kindNames = (urls: ServerUrls) => KIND_NAMES.filter((name) => name !== "mysql" || urls.mysql !== undefined);
 
 export async function openKind(name: string, urls: ServerUrls): Promise<StoreKind> {
   switch (name) {
@@ -36,6 +41,9 @@ export async function openKind(name: string, urls: ServerUrls): Promise<StoreKin
       return sqliteKind();
     case "postgres":
       return postgresKind(urls.postgres);
+    case "mysql":
+      if (!urls.mysql) throw new Error("no MySQL server in this run");
+      return mysqlKind(urls.mysql);
     case "redis":
       return redisKind(urls.redis);
     case "mongodb":

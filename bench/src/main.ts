@@ -9,13 +9,13 @@ import { cpus, totalmem, type as osType, release } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
-import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startPostgres, startRedis } from "@memoria/testkit/servers";
+import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startMariadb, startPostgres, startRedis } from "@memoria/testkit/servers";
 import { formatMs, ratio } from "./measure.js";
 import { privacyCost, privacyRounds } from "./privacy-cost.js";
 import { langgraphSection } from "./langgraph-report.js";
 import { latencyChart, table } from "./report.js";
 import type { StoreKind } from "./systems.js";
-import { KIND_NAMES, type ServerUrls, closeKind, latencyInProcesses, openKind } from "./latency-processes.js";
+import { type ServerUrls, closeKind, kindNames, latencyInProcesses, openKind } from "./latency-processes.js";
 import { latencySections } from "./latency-report.js";
 import { latencyBySize } from "./latency.js";
 import { longTermSections } from "./long-term-report.js";
@@ -62,8 +62,10 @@ try {
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
   const mongoUrl = process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
-  const urls: ServerUrls = { postgres: postgresUrl, redis: redisUrl, mongo: mongoUrl, realMongo: Boolean(process.env.MONGODB_URL) };
-  for (const name of KIND_NAMES) opened.push(await openKind(name, urls));
+  // MariaDB (InnoDB's defaults: a commit is flushed) for the full run only: it takes seconds to start.
+  const mysqlUrl = process.env.MYSQL_URL ?? (quick ? undefined : (servers[servers.push(await startMariadb({ durable: true })) - 1] as RunningServer).url);
+  const urls: ServerUrls = { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl, mongo: mongoUrl, realMongo: Boolean(process.env.MONGODB_URL) };
+  for (const name of kindNames(urls)) opened.push(await openKind(name, urls));
   kinds.push(...opened.filter((kind) => !storeFilter || storeFilter.includes(kind.name)));
 
   if (only.has("W1")) {

@@ -12,10 +12,10 @@ import { createFileStore } from "@memoria/file";
 import { windowMemory } from "@memoria/memory";
 import { createMongoStore } from "@memoria/mongodb";
 import { createRedisStore } from "@memoria/redis";
-import { createPostgresStore, createSqliteStore } from "@memoria/sql";
+import { createMysqlStore, createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { type BareEngine, bareFile, bareMemory, barePostgres, bareRedis, bareSqlite } from "./bare-engines.js";
+import { type BareEngine, bareFile, bareMemory, bareMysql, barePostgres, bareRedis, bareSqlite } from "./bare-engines.js";
 
 /** A model that costs nothing, so a turn measures the memory layer. */
 export const trivialModel = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`ok ${messages.length}`));
@@ -207,6 +207,11 @@ export async function postgresKind(url: string): Promise<StoreKind> {
       () => pool.end(),
     ),
   };
+}
+
+/** MariaDB (MySQL's dialect of the SQL store); LangChain.js has no MySQL chat history. */
+export async function mysqlKind(url: string): Promise<StoreKind> {
+  return { name: "mysql", memoria: memoriaSide(createMysqlStore({ uri: url })), bare: await bareMysql(url) };
 }
 
 export function redisKind(url: string): StoreKind {
