@@ -170,10 +170,15 @@ describe("memoria studio", { timeout: 120_000 }, () => {
         windowMemory({ k: 2 }),
       );
       const chat = new RunnableWithMessageHistory({ runnable: model, store, memory, sessionFields: ["userId", "conversationId"] });
-      await chat.invoke("Ada lives in London.", { configurable: { userId: "ada", conversationId: "march" } });
+      // March is long: the London fact's source lies in the middle of the transcript, past its first page (100).
+      const march = { userId: "ada", conversationId: "march" };
+      const smallTalk = (from: number) => Array.from({ length: 150 }, (_, i) => new HumanMessage(`small talk ${from + i}`));
+      await store.append(march, smallTalk(0));
+      await chat.invoke("Ada lives in London.", { configurable: march });
       await memory.idle();
       await chat.invoke("Ada lives in Paris.", { configurable: { userId: "ada", conversationId: "june" } });
       await memory.idle();
+      await store.append(march, smallTalk(150));
     } finally {
       await store.close();
       await server.stop();
@@ -187,16 +192,23 @@ describe("memoria studio", { timeout: 120_000 }, () => {
       await page.getByText("Facts that hold (1)").waitFor();
       await expect(page.locator("li.fact").allInnerTexts()).resolves.toEqual([
         expect.stringMatching(/^Ada lives in Paris\nAda · since \d{4}-\d\d-\d\d\nfrom conversationId=june, message #1$/),
-        expect.stringMatching(/^Ada lives in London\nAda · \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d · replaced by f\d+\nfrom conversationId=march, message #1$/),
+        expect.stringMatching(/^Ada lives in London\nAda · \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d · replaced by f\d+\nfrom conversationId=march, message #151$/),
       ]);
       await expect(page.getByText("Facts that held before (1)").count()).resolves.toBe(1);
-      await expect(page.locator("#recall-size").textContent()).resolves.toBe("Recall index: 4 messages of ada's conversations.");
+      await expect(page.locator("#recall-size").textContent()).resolves.toBe("Recall index: 154 messages of ada's conversations."); // the turns and the small talk before March's (indexed with it)
       // The profile working memory keeps, with the latest move.
       await expect(page.locator("details[open]").filter({ hasText: "profile" }).locator("pre").innerText()).resolves.toBe("Ada lives in Paris");
       await page.screenshot({ path: join(shots, "studio-memory-view.png") });
-      await page.getByRole("button", { name: "from conversationId=march, message #1" }).click();
+      await page.getByRole("button", { name: "from conversationId=march, message #151" }).click();
       await page.getByRole("heading", { name: "conversationId=march userId=ada" }).waitFor();
-      await page.getByText("Ada lives in London.").first().waitFor();
+      // The link shows the message it names: older pages loaded until it is there, marked, scrolled into view.
+      const source = page.locator("li.bubble.focused");
+      await source.waitFor();
+      await expect(source.getAttribute("aria-label")).resolves.toBe("message 151, human");
+      await expect(source.innerText()).resolves.toContain("Ada lives in London.");
+      const box = await source.boundingBox(); // relative to the viewport, 820 high
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(820);
       // Read only: no way to withdraw.
       await page.getByRole("tab", { name: "Long-term memory" }).click();
       await page.getByText("Facts that hold (1)").waitFor();

@@ -55,6 +55,8 @@ function SessionList({ selected, onSelect, refresh }) {
 function App() {
   const [about, setAbout] = useState(undefined);
   const [selected, setSelected] = useState(undefined);
+  /** A message to show in the selected conversation (a fact's source), as `{ at }`: a new object on each click. */
+  const [focus, setFocus] = useState(undefined);
   const [refresh, setRefresh] = useState(0);
   const [notice, setNotice] = useState("");
   useEffect(() => {
@@ -70,10 +72,14 @@ function App() {
     <main>
       <${SessionList} selected=${selected} onSelect=${(id) => {
           setNotice("");
+          setFocus(undefined);
           setSelected(id);
         }} refresh=${refresh} />
       ${selected
-        ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} onOpen=${(id) => setSelected(id)} onGone=${(message) => {
+        ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} focus=${focus} onOpen=${(id, at) => {
+            setSelected(id);
+            setFocus(at === undefined ? undefined : { at });
+          }} onGone=${(message) => {
             setNotice(message);
             setSelected(undefined);
             setRefresh((n) => n + 1);

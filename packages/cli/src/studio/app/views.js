@@ -32,14 +32,14 @@ function text(content) {
 }
 
 /** One message as a bubble: tool calls and results collapsed with their arguments pretty-printed, usage and model shown. */
-function Bubble({ message, onDelete, extra }) {
+function Bubble({ message, onDelete, extra, focused }) {
   const { type, data } = message;
   const who = type === "generic" ? data.role : type === "tool" || type === "function" ? `${type} ${data.name ?? ""}` : type;
   const partial = data.response_metadata?.memoria_partial;
   const usage = data.usage_metadata;
   const model = data.response_metadata?.model_name ?? data.response_metadata?.model;
   const body = html`<div class="text">${text(data.content)}</div>`;
-  return html`<li class=${`bubble ${type}`} aria-label=${`message ${message.position + 1}, ${who}`}>
+  return html`<li id=${`m-${message.position}`} class=${`bubble ${type}${focused ? " focused" : ""}`} aria-current=${focused ? "true" : undefined} aria-label=${`message ${message.position + 1}, ${who}`}>
     <div class="who">
       <span>#${message.position + 1} ${who}</span>
       ${partial && html`<span class="partial">partial answer</span>`}
@@ -57,7 +57,8 @@ function Bubble({ message, onDelete, extra }) {
   </li>`;
 }
 
-function Transcript({ id, about, onChanged }) {
+/** A conversation's messages, newest page first; `focus` (`{ at }`, a position) loads older pages until it is there, then shows it. */
+function Transcript({ id, about, onChanged, focus }) {
   const [state, setState] = useState({ messages: [], from: 0, count: 0, error: undefined });
   const [status, setStatus] = useState("");
   const load = async (before) => {
@@ -71,6 +72,11 @@ function Transcript({ id, about, onChanged }) {
   useEffect(() => {
     load();
   }, [id]);
+  useEffect(() => {
+    if (!focus || state.error || state.count === 0) return;
+    if (state.from > focus.at) load(state.from);
+    else document.getElementById(`m-${focus.at}`)?.scrollIntoView({ block: "center" });
+  }, [state, focus]);
   const remove = (position) => async () => {
     if (!confirm(`Delete message ${position + 1}? Tool results it called for go with it.`)) return;
     try {
@@ -87,7 +93,7 @@ function Transcript({ id, about, onChanged }) {
     <p class="status" aria-live="polite">${status}</p>
     ${state.from > 0 && html`<button onClick=${() => load(state.from)}>Load older messages (${state.from} more)</button>`}
     <ol class="transcript">
-      ${state.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} onDelete=${about.write ? remove(m.position) : undefined} />`)}
+      ${state.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} focused=${focus?.at === m.position} onDelete=${about.write ? remove(m.position) : undefined} />`)}
     </ol>
   </div>`;
 }
@@ -193,7 +199,7 @@ function FactItem({ fact, onOpen, onWithdraw }) {
   return html`<li class="fact">
     <span>${fact.statement}</span>
     <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
-    <button class="link" onClick=${() => onOpen(fact.source.session)}>from ${source}, message #${fact.source.message + 1}</button>
+    <button class="link" onClick=${() => onOpen(fact.source.session, fact.source.message)}>from ${source}, message #${fact.source.message + 1}</button>
     ${onWithdraw && html`<button class="danger small" onClick=${() => onWithdraw(fact)}>Withdraw</button>`}
   </li>`;
 }
@@ -242,9 +248,12 @@ const TABS = [
   ["memory", "Long-term memory"],
 ];
 
-/** A conversation: heading, tabs, and the actions `--write` allows. */
-export function SessionView({ id, about, onChanged, onGone, onOpen }) {
+/** A conversation: heading, tabs, and the actions `--write` allows; `focus` (`{ at }`) shows that message in the transcript. */
+export function SessionView({ id, about, onChanged, onGone, onOpen, focus }) {
   const [tab, setTab] = useState("transcript");
+  useEffect(() => {
+    if (focus) setTab("transcript");
+  }, [focus]);
   const [info, setInfo] = useState(undefined);
   const [status, setStatus] = useState("");
   useEffect(() => {
@@ -294,7 +303,7 @@ export function SessionView({ id, about, onChanged, onGone, onOpen }) {
     <div role="tabpanel" aria-labelledby=${`tab-${tab}`}>
       ${
         tab === "transcript"
-          ? html`<${Transcript} id=${id} about=${about} onChanged=${onChanged} />`
+          ? html`<${Transcript} id=${id} about=${about} onChanged=${onChanged} focus=${focus} />`
           : tab === "saw"
             ? html`<${ModelSaw} id=${id} />`
             : tab === "preview"
