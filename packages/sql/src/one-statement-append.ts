@@ -1,5 +1,6 @@
 import type { SessionKey } from "@memoria/core";
 import type { Tables } from "./schema.js";
+import { OPEN, type OneStatement, cachedText, gate, keyFieldsStep, withKeyParams } from "./statement-parts.js";
 
 /** What one append statement did. */
 export interface OneStatementOutcome {
@@ -13,13 +14,7 @@ export interface OneStatementOutcome {
   released: boolean;
 }
 
-export interface OneStatementAppend {
-  sql: string;
-  params: unknown[];
-  outcome(row: Record<string, unknown> | undefined): OneStatementOutcome;
-}
-
-const cache = new Map<string, string>();
+export type OneStatementAppend = OneStatement<OneStatementOutcome>;
 
 /**
  * A turn as ONE PostgreSQL statement (data-modifying CTEs), so it costs one round
@@ -48,15 +43,8 @@ export function oneStatementAppend(
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const releasing = fenced && release;
-  const shape = `${t.sessions}|${ttlMs}|${fields.length}|${fenced}|${releasing}`;
-  let sql = cache.get(shape);
-  if (sql === undefined) {
-    sql = build(t, nowMs, ttlMs, fields.length, fenced, releasing);
-    cache.set(shape, sql);
-  }
-  const params: unknown[] = [id, JSON.stringify(key), payloads.length, turnId, payloads];
-  if (fenced) params.push(token);
-  for (const field of fields) params.push(field, key[field]);
+  const sql = cachedText(`append|${t.sessions}|${ttlMs}|${fields.length}|${fenced}|${releasing}`, () => build(t, nowMs, ttlMs, fields.length, fenced, releasing));
+  const params = withKeyParams([id, JSON.stringify(key), payloads.length, turnId, payloads], token, key);
   return {
     sql,
     params,
@@ -77,22 +65,10 @@ export function oneStatementAppend(
 
 function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: number, fenced: boolean, releasing: boolean): string {
   const expires = ttlMs === undefined ? "NULL::bigint" : `c.now + ${ttlMs}`;
-  const open = "(SELECT n FROM gone) = 0";
   // $1 id, $2 key JSON, $3 message count, $4 turn id, $5 payloads (text[]), $6 lock token, then field/value pairs.
-  const lockRow = `session_id = $1::text AND owner = $6::text AND ${open}`;
-  const fence = !fenced
-    ? ""
-    : releasing
-      ? `fence AS (DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1),`
-      : `fence AS (SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE),`;
-  const firstField = fenced ? 7 : 6;
-  const fieldRows = Array.from({ length: fieldCount }, (_, i) => `($${firstField + 2 * i}::text, $${firstField + 2 * i + 1}::text)`).join(", ");
-  return `WITH c AS MATERIALIZED (SELECT ${nowMs} AS now),
-  gone AS MATERIALIZED (
-    SELECT count(*) AS n FROM ${t.sessions}, c WHERE id = $1::text AND expires_at IS NOT NULL AND expires_at <= c.now
-  ),
-  ${fence}
-  ok AS MATERIALIZED (SELECT 1 AS one WHERE ${open}${fenced ? " AND EXISTS (SELECT 1 FROM fence)" : ""}),
+  const lockRow = `session_id = $1::text AND owner = $6::text AND ${OPEN}`;
+  const fence = !fenced ? undefined : releasing ? `DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1` : `SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE`;
+  return `${gate(t, nowMs, fence)},
   turn AS (
     INSERT INTO ${t.turns} (session_id, turn_id) SELECT $1::text, $4::text FROM ok ON CONFLICT DO NOTHING RETURNING 1
   ),
@@ -107,11 +83,7 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
       active_at = excluded.active_at
     RETURNING next_seq
   ),
-  keyed AS (
-    INSERT INTO ${t.fields} (session_id, field, value)
-    SELECT $1::text, f.field, f.value FROM sess, (VALUES ${fieldRows}) AS f (field, value) WHERE sess.next_seq = $3::bigint
-    ON CONFLICT DO NOTHING
-  ),
+  ${keyFieldsStep(t, fieldCount, fenced ? 7 : 6, "sess.next_seq = $3::bigint")},
   msgs AS (
     INSERT INTO ${t.messages} (session_id, seq, turn_id, payload)
     SELECT $1::text, sess.next_seq - $3::bigint + p.ord - 1, $4::text, p.payload::json

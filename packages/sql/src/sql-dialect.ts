@@ -57,7 +57,7 @@ export interface SqlDialect extends SqlForms {
    * runs the range in half the time; PostgreSQL's subplan costs it three times its sort.
    */
   readonly windowsByRange?: boolean;
-  /** A turn's append is one statement (`one-statement-append.ts`) rather than a transaction of several. */
+  /** A turn's append, and a state write, is one statement (`one-statement-append.ts`, `one-statement-states.ts`) rather than a transaction of several. */
   readonly appendsInOneStatement?: boolean;
   /** Table kind of the lock table: `"UNLOGGED"` where the engine can skip the WAL (and its flush) for lock rows. */
   readonly lockTableKind?: string;

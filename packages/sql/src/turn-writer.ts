@@ -1,5 +1,6 @@
 import { type AppendOptions, type AppendResult, type FencedWriteOptions, LockLostError, type SessionKey } from "@memoria/core";
 import { oneStatementAppend } from "./one-statement-append.js";
+import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
 import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
 import { checkFence } from "./table-lock.js";
@@ -120,7 +121,18 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
 
   return {
     upsertSession,
-    setStates: (key, id, entries, options) => dialect.transaction(() => writeStates(key, id, entries, options)),
+    async setStates(key, id, entries, options) {
+      if (dialect.appendsInOneStatement) {
+        const statement = oneStatementStates(t, now, ttlMs, key, id, entries, options?.lock?.token);
+        const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
+        const outcome = statement.outcome(row);
+        if (!outcome.expired) {
+          if (outcome.lockLost) throw new LockLostError(key);
+          return;
+        }
+      }
+      await dialect.transaction(() => writeStates(key, id, entries, options));
+    },
     async append(key, id, payloads, turnId, options) {
       const token = options?.lock?.token;
       const release = options?.release === true && token !== undefined;

@@ -72,6 +72,41 @@ describe("a PostgreSQL turn", () => {
     for (const size of [0, 10, 2_000]) expect(await turnCost(lastTwenty, size)).toEqual(["SET TRANSACTION ISOLATION", "WITH c AS"]);
   });
 
+  it("writes state in 1 round trip, fenced or not, new session or not; a stale lock writes none of it", async () => {
+    const key = { userId: "ada", conversationId: `state-${crypto.randomUUID()}` };
+    const cost = async (write: () => Promise<unknown>) => {
+      sent.length = 0;
+      await write();
+      return [...sent];
+    };
+    expect(await cost(() => store.setState(key, "summary", { text: "first" }))).toEqual(["WITH c AS"]); // creates the session, with its key fields
+    expect((await store.list({ userId: "ada" })).sessions).toContainEqual(key);
+    const lock = await store.lock!(key);
+    expect(await cost(() => store.setStates!(key, { summary: { text: "second" }, entities: ["Ada"] }, { lock }))).toEqual(["WITH c AS"]);
+    await lock.release();
+    const stale = { token: "a-holder-that-lost-the-lock", lost: true, release: async () => {} };
+    await expect(store.setStates!(key, { summary: "late", entities: [] }, { lock: stale })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    expect(await store.getAllState!(key)).toEqual({ entities: ["Ada"], summary: { text: "second" } });
+  });
+
+  it("a state write to an expired session starts it afresh: the one statement writes nothing, and the transaction deletes the old session first", async () => {
+    const fading = createPostgresStore({ pool, ttlSeconds: 1 });
+    try {
+      const key = { sessionId: `expired-${crypto.randomUUID()}` };
+      await fading.append(key, numbered(3));
+      await fading.setStates!(key, { summary: "old", entities: ["Ada"] });
+      await sleep(1_100);
+      sent.length = 0;
+      await fading.setState(key, "summary", "new");
+      expect(sent[0]).toBe("WITH c AS");
+      expect(sent.slice(1)).toContain("BEGIN");
+      expect(await fading.count(key)).toBe(0);
+      expect(await fading.getAllState!(key)).toEqual({ summary: "new" });
+    } finally {
+      await fading.close();
+    }
+  });
+
   it("costs 3 when the strategy does not declare its first read: lock, read, and the append", async () => {
     expect(await turnCost(undeclared, 10)).toEqual(["INSERT INTO memoria_locks", "SELECT payload::text AS", "WITH c AS"]);
   });
