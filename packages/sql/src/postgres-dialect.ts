@@ -260,7 +260,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
     forUpdate: " FOR UPDATE",
-    appendsInOneStatement: true,
+    writesInOneStatement: true,
     // Lock rows are worth nothing after a crash (a lease ends with its server), so they
     // skip the WAL: taking a lock commits without waiting for a flush to disk.
     lockTableKind: "UNLOGGED",

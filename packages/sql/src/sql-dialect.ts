@@ -58,7 +58,7 @@ export interface SqlDialect extends SqlForms {
    */
   readonly windowsByRange?: boolean;
   /** A turn's append, and a state write, is one statement (`one-statement-append.ts`, `one-statement-states.ts`) rather than a transaction of several. */
-  readonly appendsInOneStatement?: boolean;
+  readonly writesInOneStatement?: boolean;
   /** Table kind of the lock table: `"UNLOGGED"` where the engine can skip the WAL (and its flush) for lock rows. */
   readonly lockTableKind?: string;
   /** A statement giving a lock table made by an older version the `lockTableKind`, if it lacks it. */

@@ -12,7 +12,7 @@ export interface TurnWriter {
   /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
   upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
   append(key: SessionKey, id: string, payloads: string[], turnId: string, options: AppendOptions | undefined): Promise<AppendResult>;
-  /** State values (name and JSON text) written in one transaction, fenced as an append is. */
+  /** State values (name and JSON text) written together, fenced as an append is: one statement where the dialect writes so, else one transaction. */
   setStates(key: SessionKey, id: string, entries: [string, string][], options: FencedWriteOptions | undefined): Promise<void>;
 }
 
@@ -122,7 +122,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   return {
     upsertSession,
     async setStates(key, id, entries, options) {
-      if (dialect.appendsInOneStatement) {
+      if (dialect.writesInOneStatement) {
         const statement = oneStatementStates(t, now, ttlMs, key, id, entries, options?.lock?.token);
         const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
         const outcome = statement.outcome(row);
@@ -136,7 +136,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
     async append(key, id, payloads, turnId, options) {
       const token = options?.lock?.token;
       const release = options?.release === true && token !== undefined;
-      if (dialect.appendsInOneStatement) {
+      if (dialect.writesInOneStatement) {
         const statement = oneStatementAppend(t, now, ttlMs, key, id, payloads, turnId, token, release);
         const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
         const outcome = statement.outcome(row);
