@@ -15,11 +15,13 @@ export function stateEntries(values: Readonly<Record<string, JsonValue>>): [stri
 }
 
 /**
- * Stores several state values of a session: in one step with the store's
- * `setStates`, or (a store without it) one `setState` after another, in order, so
- * a failure part-way leaves the earlier ones written.
+ * Stores state values of a session: one value with `setState` (every store has it);
+ * several in one step with the store's `setStates`, or (a store without it) one
+ * `setState` after another, in order, so a failure part-way leaves the earlier ones written.
  */
 export async function writeStates(store: HistoryStore, key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+  const names = values && typeof values === "object" && !Array.isArray(values) ? Object.keys(values) : [];
+  if (names.length === 1) return store.setState(key, names[0] as string, values[names[0] as string] as JsonValue, options);
   if (store.setStates) return store.setStates(key, values, options);
   for (const [name, value] of stateEntries(values)) await store.setState(key, name, value, options);
 }

@@ -33,8 +33,7 @@ export class LockedState {
     const ids = entries.map(([name]) => `${session}\u0000${name}`);
     // Forgotten first: if the write fails, what it left is unknown.
     for (const id of ids) this.#known.delete(id);
-    if (entries.length === 1) await this.store.setState(key, entries[0]![0], entries[0]![1], { lock });
-    else await writeStates(this.store, key, namedValues(entries), { lock });
+    await writeStates(this.store, key, namedValues(entries), { lock });
     for (const [i, id] of ids.entries()) this.#remember(id, lock, entries[i]![1]);
   }
 

@@ -1,4 +1,4 @@
-import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName } from "@memoria/core";
+import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, writeStates } from "@memoria/core";
 import type { SealingContext } from "./encrypted-info.js";
 import { anchor, anchored, parseVersion, stateItem, versionText } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
@@ -37,8 +37,9 @@ async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stor
 }
 
 /**
- * Seals and stores state values of one session together: through the inner store's
- * `setStates` (one write) where it has one, else (a single value) its `setState`.
+ * Seals and stores state values of one session together (`writeStates`: a single
+ * value through the inner store's `setState`, several through its `setStates`, which
+ * `encryptStore` offers only where the inner store has it).
  */
 export async function setSealedStates(ctx: SealingContext, key: SessionKey, entries: [string, JsonValue][], options?: FencedWriteOptions): Promise<void> {
   const s = ctx.stored(key);
@@ -54,8 +55,7 @@ export async function setSealedStates(ctx: SealingContext, key: SessionKey, entr
       return ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;
     });
     const sealed = entries.map(([name, value], i): [string, JsonValue] => [name, sealState(dataKey, s.id, name, value, versions[i])]);
-    if (sealed.length === 1) await ctx.inner.setState(s.stored, sealed[0]![0], sealed[0]![1], { lock });
-    else await ctx.inner.setStates!(s.stored, namedValues(sealed), { lock });
+    await writeStates(ctx.inner, s.stored, namedValues(sealed), { lock });
     for (const [i, [name]] of entries.entries()) {
       const version = versions[i];
       if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), versionText({ dataKeyId: dataKey.id, version }));
