@@ -101,6 +101,11 @@ export function stateSuite(setup: StoreSuiteSetup): void {
       await expect(setStates(key, { summary: "lost", when: new Date() as never })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       await expect(setStates(key, ["summary", "lost"] as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       expect(await store().getState(key, "summary")).toEqual({ text: "new" });
+      // A new session made by a batch alone: listed by its key fields, with no messages.
+      const fresh = { userId: `u-${crypto.randomUUID()}`, conversationId: "only-state" };
+      await setStates(fresh, { summary: "s", entities: [] });
+      expect((await store().list({ userId: fresh.userId })).sessions).toEqual([fresh]);
+      expect(await store().count(fresh)).toBe(0);
       const untouched = randomKey();
       await setStates(untouched, {}); // nothing to write: no session either
       expect(await store().count(untouched)).toBe(0);
