@@ -2,9 +2,10 @@
  * What taking the history with the turn lock saves a PostgreSQL turn: the lock taken
  * with a whole read of 10 messages and released, against lock, read and release; and
  * a whole-history turn of the wrapper whose strategy declares its first read (lock and
- * read in one query) against one that does not (lock, then read). One process, one
- * throwaway PostgreSQL (without fsync by default, so the append's flush does not hide
- * the difference), the two alternated in blocks of 25, medians of 30 blocks after 5
+ * read in one query) against one that does not (lock, then read), and against the
+ * same turn with `preparedStatements: false` (what preparing its statements saves).
+ * One process, one throwaway PostgreSQL (without fsync by default, so the append's
+ * flush does not hide the difference), the contenders alternated in blocks of 25, medians of 30 blocks after 5
  * untimed ones; asserts nothing.
  *
  *   pnpm --filter @memoria/bench postgres-turn           # commits not flushed
@@ -25,6 +26,9 @@ const lock = store.lock as NonNullable<typeof store.lock>;
 const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
 const chain = (memory: MemoryStrategy) => new RunnableWithMessageHistory({ runnable: model, store, memory });
 const declared = chain({ name: "declared", firstRead: {}, load: ({ read }) => read() });
+// The same turn on a store that sends its statements unnamed: the server parses and plans each every time.
+const unpreparedStore = createPostgresStore({ connectionString: server.url, preparedStatements: false });
+const unprepared = new RunnableWithMessageHistory({ runnable: model, store: unpreparedStore, memory: { name: "declared", firstRead: {}, load: ({ read }) => read() } });
 const undeclared = chain({ name: "undeclared", load: ({ read }) => read() });
 
 let sessions = 0;
@@ -46,6 +50,7 @@ const contenders: Record<string, (key: { sessionId: string }) => Promise<unknown
   },
   "turn, first read declared": (key) => declared.invoke("q", { configurable: key }),
   "turn, undeclared": (key) => undeclared.invoke("q", { configurable: key }),
+  "turn, first read declared, preparedStatements: false": (key) => unprepared.invoke("q", { configurable: key }),
 };
 try {
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(contenders).map((name) => [name, []]));
@@ -61,5 +66,6 @@ try {
   for (const [name, values] of Object.entries(samples)) console.log(`| ${name} | ${median(values).toFixed(0)} µs |`);
 } finally {
   await store.close();
+  await unpreparedStore.close();
   await server.stop();
 }
