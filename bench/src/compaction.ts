@@ -22,6 +22,15 @@ export interface CompactionRow {
   langchainTokens: number;
   memoriaTokens: number;
   memoriaLoadMs: number;
+  /** Of the tokens memoria sent from turn 11 to this one, the share a prompt cache holding the previous turn's prompt matched: in steps (the default), and fitted as tightly as possible (`stepTokens: 0`). */
+  cacheMatched: { stepped: number; tightest: number };
+}
+
+/** Tokens of the longest prefix `prompt` shares with `previous`: what a provider's prompt cache holding `previous` matches. */
+async function matchedTokens(count: (messages: BaseMessage[]) => Promise<number> | number, prompt: BaseMessage[], previous: BaseMessage[]): Promise<number> {
+  let same = 0;
+  while (same < Math.min(prompt.length, previous.length) && JSON.stringify(prompt[same]) === JSON.stringify(previous[same])) same++;
+  return same === 0 ? 0 : count(prompt.slice(0, same));
 }
 
 /** A turn's output: four tool calls with long results, then an answer (what an agent leaves in its history). */
@@ -49,6 +58,11 @@ export async function compactionTokens(checkpoints: readonly number[]): Promise<
     return turnOutput(turn);
   });
   const strategy = toolResultCompaction({ maxTokens: 8_000 });
+  // The same history fitted as tightly as possible each turn, for the prompt-cache columns.
+  const tightest = toolResultCompaction({ maxTokens: 8_000, stepTokens: 0 });
+  const previous = { stepped: [] as BaseMessage[], tightest: [] as BaseMessage[] };
+  const sent = { stepped: 0, tightest: 0 };
+  const matched = { stepped: 0, tightest: 0 };
   const ours = new RunnableWithMessageHistory({ runnable: agent, store, memory: strategy });
   const theirs = new LangChainWrapper({
     runnable: agent,
@@ -61,14 +75,23 @@ export async function compactionTokens(checkpoints: readonly number[]): Promise<
       const mark = checkpoints.includes(turn + 1);
       await theirs.invoke(input, { configurable: { sessionId: "agent" } });
       const langchainTokens = mark ? await count(seen) : 0;
+      const tight = [...(await tightest.load(memoryContext(store, { sessionId: "agent" }))), ...input];
       await ours.invoke(input, { configurable: { sessionId: "agent" } });
+      for (const [side, prompt] of [["stepped", seen], ["tightest", tight]] as const) {
+        if (turn >= 10) {
+          sent[side] += await count(prompt);
+          matched[side] += await matchedTokens(count, prompt, previous[side]);
+        }
+        previous[side] = prompt;
+      }
       if (mark) {
         const memoriaTokens = await count(seen);
         // The load alone, three times on the same history (it stores nothing).
         const context = memoryContext(store, { sessionId: "agent" });
         const samples: number[] = [];
         for (let i = 0; i < 3; i++) samples.push(await timed(() => strategy.load(context)));
-        rows.push({ turns: turn + 1, toolCalls: 4 * (turn + 1), langchainTokens, memoriaTokens, memoriaLoadMs: median(samples) });
+        const share = (side: "stepped" | "tightest") => (sent[side] === 0 ? Number.NaN : matched[side] / sent[side]);
+        rows.push({ turns: turn + 1, toolCalls: 4 * (turn + 1), langchainTokens, memoriaTokens, memoriaLoadMs: median(samples), cacheMatched: { stepped: share("stepped"), tightest: share("tightest") } });
       }
     }
   } finally {

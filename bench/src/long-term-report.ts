@@ -1,5 +1,5 @@
 import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
-import { formatMs } from "./measure.js";
+import { formatMs, percent } from "./measure.js";
 import { type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
 import { KS, recallQualityScores } from "./recall-quality.js";
 import { table } from "./report.js";
@@ -30,7 +30,6 @@ export async function longTermSections(settings: Settings, log: (line: string) =
   const all = (system: string) => scores.find((s) => s.system.startsWith(system) && s.kind === "all");
   const bm25 = all("BM25");
   const memoria = all("memoria");
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   log("W8: recall query time");
   const sizes = settings.quick ? [2_000] : [10_000, 100_000];
   const queries = [];
@@ -52,7 +51,7 @@ export async function longTermSections(settings: Settings, log: (line: string) =
       `memoria ÷ BM25: recall@5 ${((memoria?.recall[5] ?? 0) / (bm25?.recall[5] ?? 1)).toFixed(2)}×, recall@10 ${((memoria?.recall[10] ?? 0) / (bm25?.recall[10] ?? 1)).toFixed(2)}×.\n`,
     table(
       ["system", "questions", ...KS.map((k) => `recall@${k}`), "hit@5", "hit@10", "query"],
-      scores.map((s) => [s.kind === "all" ? `**${s.system}**` : `  ${s.kind}`, String(s.questions), ...KS.map((k) => pct(s.recall[k] ?? 0)), pct(s.hit[5] ?? 0), pct(s.hit[10] ?? 0), s.kind === "all" ? formatMs(s.queryMs) : ""]),
+      scores.map((s) => [s.kind === "all" ? `**${s.system}**` : `  ${s.kind}`, String(s.questions), ...KS.map((k) => percent(s.recall[k] ?? 0)), percent(s.hit[5] ?? 0), percent(s.hit[10] ?? 0), s.kind === "all" ? formatMs(s.queryMs) : ""]),
     ),
   ];
 }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
 import { type RunningRedis, type RunningServer, jongodbBinary, startJongodb, startMariadb, startPostgres, startRedis } from "@memoria/testkit/servers";
-import { formatMs, ratio } from "./measure.js";
+import { formatMs, percent, ratio } from "./measure.js";
 import { privacyCost, privacyRounds } from "./privacy-cost.js";
 import { langgraphSection } from "./langgraph-report.js";
 import { latencyChart, table } from "./report.js";
@@ -175,10 +175,19 @@ try {
     log("W10: prompt tokens per turn of a tool-heavy conversation, compacted against the whole history");
     const rows = await compactionTokens(quick ? [10, 50] : [10, 50, 100, 200]);
     sections.push(
-      "## W10: prompt tokens of a tool-heavy conversation\n\nEach turn: a question, four tool calls with results of about 300 tokens, an answer. LangChain's `RunnableWithMessageHistory` sends the whole history; memoria's with `toolResultCompaction({ maxTokens: 8_000 })` (SQLite) sends old tool results as stubs that say where to read them, then leaves out old turns if still over. Tokens of the model's input at that turn (js-tiktoken cl100k_base, the same counter for both); the load is the strategy's alone, median of 3. The stored history is the same whole one in both.\n",
+      "## W10: prompt tokens of a tool-heavy conversation\n\nEach turn: a question, four tool calls with results of about 300 tokens, an answer. LangChain's `RunnableWithMessageHistory` sends the whole history; memoria's with `toolResultCompaction({ maxTokens: 8_000 })` (SQLite) sends old tool results as stubs that say where to read them, then leaves out old turns if still over. Tokens of the model's input at that turn (js-tiktoken cl100k_base, the same counter for both); the load is the strategy's alone, median of 3. The stored history is the same whole one in both. Prompt cache: of the tokens memoria sent from turn 11 to that turn, the share a provider's cache holding the previous turn's prompt matches (its longest shared prefix), with compaction in steps (the default, `stepTokens` half the budget) and fitted as tightly as possible every turn (`stepTokens: 0`).\n",
       table(
-        ["turns", "tool calls", "LangChain (whole history)", "memoria (compacted)", "memoria ÷ LangChain", "memoria's load"],
-        rows.map((r) => [String(r.turns), String(r.toolCalls), r.langchainTokens.toLocaleString("en"), r.memoriaTokens.toLocaleString("en"), ratio(r.memoriaTokens, r.langchainTokens), formatMs(r.memoriaLoadMs)]),
+        ["turns", "tool calls", "LangChain (whole history)", "memoria (compacted)", "memoria ÷ LangChain", "memoria's load", "prompt cache matched (steps)", "(tightest)"],
+        rows.map((r) => [
+          String(r.turns),
+          String(r.toolCalls),
+          r.langchainTokens.toLocaleString("en"),
+          r.memoriaTokens.toLocaleString("en"),
+          ratio(r.memoriaTokens, r.langchainTokens),
+          formatMs(r.memoriaLoadMs),
+          percent(r.cacheMatched.stepped),
+          percent(r.cacheMatched.tightest),
+        ]),
       ),
     );
   }

@@ -70,6 +70,11 @@ export function formatMs(ms: number): string {
   return `${ms.toFixed(0)} ms`;
 }
 
+/** A share as a percentage with one decimal; "—" where there is none. */
+export function percent(share: number): string {
+  return Number.isFinite(share) ? `${(100 * share).toFixed(1)}%` : "—";
+}
+
 export function ratio(ours: number, theirs: number | undefined): string {
   if (theirs === undefined || !Number.isFinite(theirs) || theirs === 0) return "—";
   return `${(ours / theirs).toFixed(ours / theirs < 0.1 ? 3 : 2)}`;
