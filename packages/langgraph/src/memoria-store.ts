@@ -13,10 +13,9 @@ import {
   getTextAtPath,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
+import { type HistoryStore, type JsonValue, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
 import {
   type ItemTtl,
-  type Renewal,
   type StoreTtlOptions,
   checkTtlOptions,
   expiryFields,
@@ -27,8 +26,8 @@ import {
   renewalName,
   ttlOf,
 } from "./item-ttl.js";
-import { allStateOf } from "./records.js";
-import { ITEM_PREFIX, type ItemRecord, emptied, itemName, itemValue, matchesFilter, parseItem, toItem } from "./store-items.js";
+import { type Entry, ScopeItems } from "./scope-items.js";
+import { type ItemRecord, emptied, itemName, itemValue, matchesFilter, parseItem, toItem } from "./store-items.js";
 
 /** Which memoria scope a namespace's items live in: the scope's fields, and their values for a namespace. */
 export interface NamespaceScope {
@@ -75,6 +74,7 @@ export class MemoriaStore extends BaseStore {
   readonly #scope: NamespaceScope;
   readonly #index: MemoriaStoreOptions["index"];
   readonly #ttl: StoreTtlOptions | undefined;
+  readonly #items: ScopeItems;
 
   constructor(options: MemoriaStoreOptions) {
     super();
@@ -86,6 +86,7 @@ export class MemoriaStore extends BaseStore {
     }
     this.#index = options.index;
     this.#ttl = checkTtlOptions(options.ttl);
+    this.#items = new ScopeItems(this.store);
   }
 
   /** As LangGraph's `put`, with the item's own life: `{ ttl: minutes }`, or `{ ttl: null }` for never. */
@@ -121,7 +122,7 @@ export class MemoriaStore extends BaseStore {
       // Read again just before emptying it: an item written or renewed since the listing stays.
       const current = await this.#read(key, name);
       if (!current.record?.value || !isExpired(current.record, now, current.renewal)) continue;
-      await this.store.setState(key, name, emptied(current.record, new Date(now).toISOString()) as never);
+      await this.#items.write(key, { [name]: emptied(current.record, new Date(now).toISOString()) as unknown as JsonValue });
       swept++;
     }
     return swept;
@@ -158,10 +159,13 @@ export class MemoriaStore extends BaseStore {
   /** Moves the expiry of items that have one to `ttl` minutes from now, writing their renewals, never the items. */
   async #renew(entries: readonly Entry[]): Promise<void> {
     const now = Date.now();
+    const byScope = new Map<SessionKey, Record<string, JsonValue>>();
     for (const { key, name, record } of entries) {
       if (record.ttl === undefined) continue;
-      await this.store.setState(key, renewalName(name), renewalFor(record as ItemRecord & { ttl: number }, now) as never);
+      const values = byScope.get(key) ?? (byScope.set(key, {}).get(key) as Record<string, JsonValue>);
+      values[renewalName(name)] = renewalFor(record as ItemRecord & { ttl: number }, now) as unknown as JsonValue;
     }
+    for (const [key, values] of byScope) await this.#items.write(key, values);
   }
 
   async #put(op: PutWithTtl): Promise<void> {
@@ -173,7 +177,7 @@ export class MemoriaStore extends BaseStore {
     const at = Date.now();
     const now = new Date(at).toISOString();
     if (op.value === null) {
-      if (existing?.value) await this.store.setState(key, name, emptied(existing, now) as never);
+      if (existing?.value) await this.#items.write(key, { [name]: emptied(existing, now) as unknown as JsonValue });
       return;
     }
     const value = itemValue(op.value, op.key);
@@ -183,7 +187,7 @@ export class MemoriaStore extends BaseStore {
     const record: ItemRecord = { v: 1, ns: [...op.namespace], key: op.key, value, createdAt: live ? live.createdAt : now, updatedAt: now, ...expiryFields(ttl, at) };
     const vectors = await this.#embed(value, op.index);
     if (vectors) record.vectors = vectors;
-    await this.store.setState(key, name, record as never);
+    await this.#items.write(key, { [name]: record as unknown as JsonValue });
   }
 
   async #search(op: Refreshing<SearchOperation>): Promise<SearchItem[]> {
@@ -195,11 +199,10 @@ export class MemoriaStore extends BaseStore {
     );
     let found: { entry: Entry; score?: number }[];
     if (op.query && this.#index) {
-      // Cosine similarity, as the dot product of unit vectors.
       const query = unitVector(await this.#index.embeddings.embedQuery(op.query));
       found = entries.map((entry) => ({
         entry,
-        score: entry.record.vectors?.length ? Math.max(...entry.record.vectors.map((vector) => dotProduct(query, unitVector(vector)))) : undefined,
+        score: this.#scoreOf(query, this.#items.unitVectors(entry.record)),
       }));
       found.sort((a, b) => (b.score ?? Number.NEGATIVE_INFINITY) - (a.score ?? Number.NEGATIVE_INFINITY));
     } else {
@@ -221,6 +224,13 @@ export class MemoriaStore extends BaseStore {
     return namespaces.slice(op.offset ?? 0, (op.offset ?? 0) + (op.limit ?? namespaces.length));
   }
 
+  /** The item's best cosine similarity to the query, as the dot product of unit vectors; undefined for an item with no vectors. */
+  #scoreOf(query: Float32Array, vectors: readonly Float32Array[]): number | undefined {
+    let best: number | undefined;
+    for (const vector of vectors) best = Math.max(best ?? Number.NEGATIVE_INFINITY, dotProduct(query, vector));
+    return best;
+  }
+
   #keyOf(namespace: readonly string[]): SessionKey {
     return scopeKeyOf(createKeyFilter(this.#fieldsOf(namespace) ?? this.#scope.of(namespace)));
   }
@@ -236,14 +246,7 @@ export class MemoriaStore extends BaseStore {
     const named = prefix.length > 0 ? this.#fieldsOf(prefix) : undefined;
     const keys: SessionKey[] = named ? [scopeKeyOf(createKeyFilter(named))] : await this.#allScopes();
     const out: Entry[] = [];
-    for (const key of keys) {
-      const state = await allStateOf(this.store, key, "MemoriaStore.search(), listNamespaces() and sweep()");
-      for (const [name, value] of Object.entries(state)) {
-        if (!name.startsWith(ITEM_PREFIX)) continue;
-        const record = parseItem(value, name);
-        if (record?.value) out.push({ key, name, record, renewal: parseRenewal(state[renewalName(name)]) });
-      }
-    }
+    for (const key of keys) out.push(...(await this.#items.entries(key)));
     return out;
   }
 
@@ -272,14 +275,6 @@ export class MemoriaStore extends BaseStore {
     if (texts.length === 0) return undefined;
     return this.#index.embeddings.embedDocuments(texts);
   }
-}
-
-/** An item where it is stored: its scope record and state name, and its renewal if a read renewed it. */
-interface Entry {
-  key: SessionKey;
-  name: string;
-  record: ItemRecord;
-  renewal?: Renewal;
 }
 
 function startsWith(namespace: readonly string[], prefix: readonly string[]): boolean {

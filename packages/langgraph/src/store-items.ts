@@ -48,9 +48,9 @@ export function emptied(record: ItemRecord, now: string): ItemRecord {
   return { v: 1, ns: record.ns, key: record.key, createdAt: record.createdAt, updatedAt: now };
 }
 
-/** The item LangGraph's calls return. */
+/** The item LangGraph's calls return, its value a copy of the record's (records may be held for later reads). */
 export function toItem(record: ItemRecord): Item {
-  return { namespace: [...record.ns], key: record.key, value: record.value as Record<string, unknown>, createdAt: new Date(record.createdAt), updatedAt: new Date(record.updatedAt) };
+  return { namespace: [...record.ns], key: record.key, value: structuredClone(record.value) as Record<string, unknown>, createdAt: new Date(record.createdAt), updatedAt: new Date(record.updatedAt) };
 }
 
 /** An item's value as JSON, or a typed error naming what is not. */

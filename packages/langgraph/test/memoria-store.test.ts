@@ -124,6 +124,7 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
         if (property === "setState") return async (...args: Parameters<typeof base.setState>) => (await runMeanwhile(), target.setState(...args));
+        if (property === "setStates" && target.setStates) return async (...args: Parameters<NonNullable<typeof base.setStates>>) => (await runMeanwhile(), target.setStates!(...args));
         if (property === "getAllState") return async (...args: [never]) => Object.assign(await target.getAllState!(...args), await runMeanwhile());
         return typeof value === "function" ? value.bind(target) : value;
       },
