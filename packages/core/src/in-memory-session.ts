@@ -1,4 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
+import { SEALED_ROLE } from "./history-store.js";
 import type { JsonValue } from "./json-value.js";
 import type { EncodedMessage } from "./message-codec.js";
 
@@ -23,6 +24,19 @@ export interface Session {
   title?: string;
   /** As JSON text, parsed for each `info` (so no caller can change what is kept). */
   metadata?: string;
+  /** Set once a record sealed by `encryptStore` is stored here, and kept: only then does a read look for sealed records to refuse. */
+  sealed?: true;
+}
+
+/** Notes on the session whether `encoded` holds a record sealed by `encryptStore`. */
+export function noteSealed(session: Session, encoded: readonly EncodedMessage[]): void {
+  if (session.sealed) return;
+  for (const message of encoded) {
+    if (message.type === "generic" && message.data.role === SEALED_ROLE) {
+      session.sealed = true;
+      return;
+    }
+  }
 }
 
 /** Past this many turn ids a session keeps them in a set (an array scan would grow with the session). */

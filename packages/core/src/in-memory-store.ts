@@ -37,7 +37,7 @@ import {
 } from "./session-key.js";
 import { StoreChatMessageHistory } from "./store-chat-history.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edits.js";
-import { type Kept, type Session, addTurn, alive, hasTurn } from "./in-memory-session.js";
+import { type Kept, type Session, addTurn, alive, hasTurn, noteSealed } from "./in-memory-session.js";
 import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
 import { joinedReads } from "./joined-read.js";
 import { stateEntries } from "./state-writes.js";
@@ -153,8 +153,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       ensureOpen();
       const id = sessionKeyId(key);
       const last = readWindow(readOptions);
-      const messages = touch(id)?.messages ?? [];
-      return refuseSealed(key, give(messages, last === undefined ? 0 : Math.max(0, messages.length - last)), readOptions);
+      const session = touch(id);
+      const messages = session?.messages ?? [];
+      const read = give(messages, last === undefined ? 0 : Math.max(0, messages.length - last));
+      return session?.sealed ? refuseSealed(key, read, readOptions) : read;
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
@@ -168,6 +170,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       if (existing && hasTurn(existing, turnId)) return { appended: false };
       const session = existing ?? open(id);
       session.messages.push(...encoded.map(keep));
+      noteSealed(session, encoded);
       // A turn id made up for this one call is repeated only after an unknown outcome, which this store never has.
       if (appendOptions?.keepTurnId !== false) addTurn(session, turnId);
       session.activeAt = Date.now();
@@ -236,6 +239,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       if (found !== tail.count) throw changedUnderEdit(found, tail.count);
       if (!session) return;
       session.messages.splice(tail.from, session.messages.length - tail.from, ...encoded.map(keep));
+      noteSealed(session, encoded);
     },
 
     async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
@@ -309,10 +313,12 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
   // Sealed records are refused as a read refuses them: never ciphertext to a model.
   joinedReads.set(store, (key, after) => {
     ensureOpen();
-    const messages = touch(sessionKeyId(key))?.messages;
-    if (!messages) return [...after];
-    if (frozen) return refuseSealed(key, messages as BaseMessage[], undefined).concat(after);
-    const copies = refuseSealed(key, decodeFrom(messages, 0), undefined);
+    const session = touch(sessionKeyId(key));
+    if (!session) return [...after];
+    const messages = session.messages;
+    if (frozen) return (session.sealed ? refuseSealed(key, messages as BaseMessage[], undefined) : (messages as BaseMessage[])).concat(after);
+    const copies = decodeFrom(messages, 0);
+    if (session.sealed) refuseSealed(key, copies, undefined);
     copies.push(...after);
     return copies;
   });
