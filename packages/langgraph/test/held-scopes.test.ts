@@ -64,8 +64,9 @@ describe.each(["sqlite", "memory"] as const)("MemoriaStore's held scopes on %s",
     const ours = new MemoriaStore({ store, scope: byUser, index });
     await ours.put(ada, "tea", { text: "Ada drinks green tea", tags: ["drink"] });
     const [found] = await ours.search(ada);
-    (found?.value.tags as string[]).push("changed");
-    (found?.value as Record<string, unknown>).text = "changed";
+    const value = found?.value as { text: string; tags: string[] };
+    value.tags.push("changed");
+    value.text = "changed";
     expect((await ours.search(ada, { query: "tea" }))[0]?.value).toEqual({ text: "Ada drinks green tea", tags: ["drink"] });
   });
 });
