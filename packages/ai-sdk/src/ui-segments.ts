@@ -1,5 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { InvalidMessageError, type JsonValue, toJsonValue } from "@memoria/core";
+import { InvalidMessageError, type JsonValue } from "@memoria/core";
+import { toJsonValue } from "@memoria/core/store-kit";
 import type { UIMessage } from "ai";
 
 /*

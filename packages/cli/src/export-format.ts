@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { CODEC_VERSION, type EncodedMessage, type JsonValue, createSessionKey, decodeMessage, encodeMessage, stateName, stateValue } from "@memoria/core";
+import { CODEC_VERSION, type EncodedMessage, type JsonValue, createSessionKey, decodeMessage, encodeMessage } from "@memoria/core";
+import { stateName, stateValue } from "@memoria/core/store-kit";
 import { UsageError } from "./cli-error.js";
 import type { SessionSnapshot } from "./snapshot.js";
 

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { type JsonValue, MAX_TITLE_LENGTH, createSessionKey, encodeMessage, decodeMessage, loadPeerDependency } from "@memoria/core";
+import { type JsonValue, MAX_TITLE_LENGTH, createSessionKey, encodeMessage, decodeMessage } from "@memoria/core";
+import { loadPeerDependency } from "@memoria/core/store-kit";
 import { UsageError } from "./cli-error.js";
 import type { SessionSnapshot } from "./snapshot.js";
 

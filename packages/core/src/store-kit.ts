@@ -50,8 +50,9 @@ export {
   encodeSessionKey,
   keyMatches,
   sessionKeyId,
+  validateSessionFields,
 } from "./session-key.js";
-export { listedBy, withoutScopes } from "./scope-key.js";
+export { checkScopeFields, listedBy, withoutScopes } from "./scope-key.js";
 export { IntegrityError } from "./access.js";
 export {
   CODEC_VERSION,

@@ -3,7 +3,8 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it, vi } from "vitest";
-import { MemoriaError, RunnableWithMessageHistory, type SessionKey, SessionLocks, createInMemoryStore } from "../src/index.js";
+import { MemoriaError, RunnableWithMessageHistory, type SessionKey, createInMemoryStore } from "../src/index.js";
+import { SessionLocks } from "../src/store-kit.js";
 import { transcript } from "./helpers.js";
 
 // The shared contract is checked by @memoria/testkit (packages/testkit/test);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type PolledLock, createSessionKey, pollForLock } from "../src/index.js";
+import { createSessionKey } from "../src/index.js";
+import { type PolledLock, pollForLock } from "../src/store-kit.js";
 
 const key = createSessionKey({ sessionId: "s" });
 

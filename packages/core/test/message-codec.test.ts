@@ -9,7 +9,8 @@ import {
   mapChatMessagesToStoredMessages,
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { InvalidMessageError, MemoriaError, SEALED_ROLE, createInMemoryStore, decodeFrozenMessage, decodeMessage, decodeMessages, encodeMessage, encodePayloads, serializeMessage, toStoredText } from "../src/index.js";
+import { InvalidMessageError, MemoriaError, SEALED_ROLE, createInMemoryStore, decodeMessage, encodeMessage, serializeMessage } from "../src/index.js";
+import { decodeFrozenMessage, decodeMessages, encodePayloads, toStoredText } from "../src/store-kit.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 

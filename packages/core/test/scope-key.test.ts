@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InvalidSessionKeyError, SCOPE_FIELD, checkScopeFields, createSessionKey, listedBy, scopeFilterOf, scopeKeyOf, validateSessionFields, withoutScopes } from "../src/index.js";
+import { InvalidSessionKeyError, SCOPE_FIELD, createSessionKey, scopeFilterOf, scopeKeyOf } from "../src/index.js";
+import { checkScopeFields, listedBy, validateSessionFields, withoutScopes } from "../src/store-kit.js";
 
 describe("scope keys", () => {
   it("names a scope record by the scope's fields, in a canonical order", () => {

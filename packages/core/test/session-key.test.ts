@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  InvalidSessionKeyError,
-  MemoriaError,
-  createKeyFilter,
-  createSessionKey,
-  decodeSessionKey,
-  encodeSessionKey,
-  keyMatches,
-  sessionKeyFromConfig,
-  sessionKeyId,
-  validateSessionFields,
-} from "../src/index.js";
+import { InvalidSessionKeyError, MemoriaError, createKeyFilter, createSessionKey, decodeSessionKey, encodeSessionKey, keyMatches, sessionKeyFromConfig } from "../src/index.js";
+import { sessionKeyId, validateSessionFields } from "../src/store-kit.js";
 
 describe("session keys", () => {
   it("reads the named fields from configurable, in field order", () => {

@@ -1,7 +1,8 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { open, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { type LockOptions, type SessionKey, type TurnLock, lockTimes, pollForLock } from "@memoria/core";
+import type { LockOptions, SessionKey, TurnLock } from "@memoria/core";
+import { lockTimes, pollForLock } from "@memoria/core/store-kit";
 import { fileError } from "./file-errors.js";
 
 interface LockContent {

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { decodeFrozenMessage, encodeMessages } from "@memoria/core";
+import { decodeFrozenMessage, encodeMessages } from "@memoria/core/store-kit";
 import { transcript } from "@memoria/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 import { createFileStore } from "../src/index.js";

@@ -10,7 +10,8 @@ import {
   maxChannelVersion,
   writesSortKey,
 } from "@langchain/langgraph-checkpoint";
-import { MemoriaError, namedValues } from "@memoria/core";
+import { MemoriaError } from "@memoria/core";
+import { namedValues } from "@memoria/core/store-kit";
 import type { MessagePool, Ranges } from "./message-pool.js";
 import type { CheckpointRecord, WritesRecord } from "./records.js";
 import { loadValue } from "./stored-value.js";

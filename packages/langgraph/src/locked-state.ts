@@ -1,4 +1,5 @@
-import { type HistoryStore, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey, namedValues, writeStates } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { namedValues, writeStates } from "@memoria/core/store-kit";
 
 /** How many state values one saver remembers. */
 const KEPT = 256;

@@ -13,7 +13,8 @@ import {
   copyCheckpoint,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey, validateSessionFields } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey } from "@memoria/core";
+import { validateSessionFields } from "@memoria/core/store-kit";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
 import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, type WriteEntry, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";

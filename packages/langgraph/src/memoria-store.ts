@@ -13,7 +13,8 @@ import {
   getTextAtPath,
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type JsonValue, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, dotProduct, scopeKeyOf, unitVector } from "@memoria/core";
+import { type HistoryStore, type JsonValue, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, scopeKeyOf } from "@memoria/core";
+import { dotProduct, unitVector } from "@memoria/core/store-kit";
 import {
   type ItemTtl,
   type StoreTtlOptions,

@@ -1,4 +1,5 @@
-import { type HistoryStore, type JsonValue, type SessionKey, encodeSessionKey, randomId, unitVector, writeStates } from "@memoria/core";
+import { type HistoryStore, type JsonValue, type SessionKey, encodeSessionKey } from "@memoria/core";
+import { randomId, unitVector, writeStates } from "@memoria/core/store-kit";
 import { type Renewal, parseRenewal, renewalName } from "./item-ttl.js";
 import { allStateOf } from "./records.js";
 import { ITEM_PREFIX, type ItemRecord, parseItem } from "./store-items.js";

@@ -1,5 +1,6 @@
 import type { Item } from "@langchain/langgraph-checkpoint";
-import { type JsonValue, MemoriaError, stateValue } from "@memoria/core";
+import { type JsonValue, MemoriaError } from "@memoria/core";
+import { stateValue } from "@memoria/core/store-kit";
 import { createHash } from "node:crypto";
 
 /** One item of a LangGraph store, as the state value `lg.s.<digest>` of its scope's record keeps it. */

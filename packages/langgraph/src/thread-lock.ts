@@ -1,4 +1,5 @@
-import { type HistoryStore, type LockOptions, type SessionKey, SessionLocks, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { SessionLocks } from "@memoria/core/store-kit";
 
 /**
  * How long a thread's turn lock is kept after a write, for the next one. LangGraph

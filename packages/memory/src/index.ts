@@ -46,7 +46,7 @@ export { type FactMemory, type FactMemoryOptions, SUBJECT_RESOLUTION_PROMPT, fac
 export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, workingMemory } from "./long-term/working-memory.js";
 export { type RecalledPassage, type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
 export { exactIndex } from "./long-term/exact-index.js";
-export { topK } from "@memoria/core"; // moved to core, where the encrypted store's index uses it too
+export { topK } from "@memoria/core/store-kit"; // lives in core, where the encrypted store's index uses it too
 export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";
 export {
   type MemoryKind,

@@ -1,19 +1,5 @@
-import {
-  type FencedWriteOptions,
-  type HistoryStore,
-  IntegrityError,
-  type InfoPage,
-  type InfoPatch,
-  type JsonValue,
-  type ListOptions,
-  type SessionInfo,
-  type SessionKey,
-  type SessionKeyFilter,
-  type TurnLock,
-  checkInfoPatch,
-  encodeSessionKey,
-  toJsonValue,
-} from "@memoria/core";
+import { type FencedWriteOptions, type HistoryStore, IntegrityError, type InfoPage, type InfoPatch, type JsonValue, type ListOptions, type SessionInfo, type SessionKey, type SessionKeyFilter, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { checkInfoPatch, toJsonValue } from "@memoria/core/store-kit";
 import type { DataKeys } from "./data-keys.js";
 import type { FreshnessAnchor } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";

@@ -1,4 +1,5 @@
-import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey, namedValues, stateName, writeStates } from "@memoria/core";
+import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey } from "@memoria/core";
+import { namedValues, stateName, writeStates } from "@memoria/core/store-kit";
 import type { SealingContext } from "./encrypted-info.js";
 import { anchor, anchored, parseVersion, stateItem, versionText } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";

@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type EncodedMessage, decodeFrozenMessage, decodeMessage } from "@memoria/core";
+import { type EncodedMessage, decodeMessage } from "@memoria/core";
+import { decodeFrozenMessage } from "@memoria/core/store-kit";
 
 interface Opened {
   /** The stored record it was opened from, whole: a lookup must match it exactly. */

@@ -1,19 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import {
-  type AppendOptions,
-  type AppendResult,
-  type FencedWriteOptions,
-  type HistoryStore,
-  type LockOptions,
-  type ReadOptions,
-  type SessionKey,
-  type TailReplacement,
-  type TurnLock,
-  checkTail,
-  encodeMessages,
-  toStoredText,
-  trimCount,
-} from "@memoria/core";
+import type { AppendOptions, AppendResult, FencedWriteOptions, HistoryStore, LockOptions, ReadOptions, SessionKey, TailReplacement, TurnLock } from "@memoria/core";
+import { checkTail, encodeMessages, toStoredText, trimCount } from "@memoria/core/store-kit";
 import type { Tail } from "./data-keys.js";
 import type { SealingContext } from "./encrypted-info.js";
 import { MESSAGES_ITEM, anchor, anchored, headText, parseHead } from "./freshness-anchor.js";

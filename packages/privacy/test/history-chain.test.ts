@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type BaseMessage, ChatMessage, HumanMessage } from "@langchain/core/messages";
-import { createInMemoryStore, encodeMessages, encodeSessionKey, toStoredText } from "@memoria/core";
+import { createInMemoryStore, encodeSessionKey } from "@memoria/core";
+import { encodeMessages, toStoredText } from "@memoria/core/store-kit";
 import { describe, expect, it } from "vitest";
 import { DataKeys } from "../src/data-keys.js";
 import { KeyRing } from "../src/key-ring.js";

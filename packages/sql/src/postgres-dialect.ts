@@ -1,4 +1,5 @@
-import { MemoriaError, StoreUnavailableError, type WriteOutcome, loadPeerDependency, withTimeout } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError, type WriteOutcome } from "@memoria/core";
+import { loadPeerDependency, withTimeout } from "@memoria/core/store-kit";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { standardForms } from "./sql-forms.js";
 import { executing, inlined, pgStatement } from "./postgres-statements.js";

@@ -1,4 +1,5 @@
-import { type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core";
+import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
+import { checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
 import { type SqlDialect, run } from "./sql-dialect.js";

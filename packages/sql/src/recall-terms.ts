@@ -1,4 +1,5 @@
-import { BM25_B, BM25_K1, type QueryTerm, type RecallHit, type RecallItem, queryGroups, termCounts } from "@memoria/core";
+import type { QueryTerm, RecallHit, RecallItem } from "@memoria/core";
+import { BM25_B, BM25_K1, queryGroups, termCounts } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 

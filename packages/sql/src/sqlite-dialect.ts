@@ -1,6 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { MemoriaError, StoreUnavailableError, loadPeerDependency } from "@memoria/core";
+import { MemoriaError, StoreUnavailableError } from "@memoria/core";
+import { loadPeerDependency } from "@memoria/core/store-kit";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
 import { standardForms } from "./sql-forms.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";

@@ -1,5 +1,5 @@
-import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey, lockTimes, pollForLock } from "@memoria/core";
-import { withLockedRead } from "@memoria/core/store-kit";
+import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
+import { lockTimes, pollForLock, withLockedRead } from "@memoria/core/store-kit";
 import type { ReadStatements } from "./history-reads.js";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";

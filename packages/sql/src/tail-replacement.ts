@@ -1,4 +1,5 @@
-import { type FencedWriteOptions, type SessionKey, changedUnderEdit, randomId } from "@memoria/core";
+import type { FencedWriteOptions, SessionKey } from "@memoria/core";
+import { changedUnderEdit, randomId } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
 import { checkFence } from "./table-lock.js";

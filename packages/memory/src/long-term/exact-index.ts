@@ -1,4 +1,5 @@
-import { HeldRecallItems, type QueryTerm, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector, unitVector } from "@memoria/core";
+import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, unitVector } from "@memoria/core/store-kit";
 
 /**
  * Every vector in this process's memory, searched by an exact scan (a dot product

@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type SessionKeyFilter, checkScopeFields } from "@memoria/core";
+import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type SessionKeyFilter } from "@memoria/core";
+import { checkScopeFields } from "@memoria/core/store-kit";
 import { ask, linesOf, textOfMessages } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryMessage } from "../memory-block.js";
 import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";

@@ -1,19 +1,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import type { BaseMessage } from "@langchain/core/messages";
-import {
-  type HistoryStore,
-  MemoriaError,
-  type MemoryLoadContext,
-  type MemoryStrategy,
-  type RecallHit,
-  type RecallIndex,
-  type SessionKey,
-  type SessionKeyFilter,
-  checkScopeFields,
-  decodeSessionKey,
-  encodeSessionKey,
-  scopeKeyOf,
-} from "@memoria/core";
+import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallHit, type RecallIndex, type SessionKey, type SessionKeyFilter, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import { checkScopeFields } from "@memoria/core/store-kit";
 import { linesOf, textOfMessages } from "../extraction.js";
 import { recallQuery, recallTerms } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, checkRecallK, checkRecallSelector } from "@memoria/core";
+import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector } from "@memoria/core";
+import { checkRecallK, checkRecallSelector } from "@memoria/core/store-kit";
 
 /** The parts of a LangChain `VectorStore` the adapter uses. */
 export interface VectorStoreLike {

@@ -1,5 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, type JsonValue, type MemoryStrategy, type SessionKeyFilter, checkScopeFields, toJsonValue } from "@memoria/core";
+import type { HistoryStore, JsonValue, MemoryStrategy, SessionKeyFilter } from "@memoria/core";
+import { checkScopeFields, toJsonValue } from "@memoria/core/store-kit";
 import { linesOf } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteText } from "../memory-block.js";
 import { textOf } from "../summarizer.js";
