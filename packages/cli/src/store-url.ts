@@ -6,7 +6,7 @@ import { UsageError } from "./cli-error.js";
 
 /** A store the command opened, with the clean-up calls its kind has. */
 export interface OpenedStore {
-  store: HistoryStore & { prune?(): Promise<number> };
+  store: HistoryStore;
   /** The URL without its password, for messages. */
   label: string;
 }

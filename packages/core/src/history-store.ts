@@ -233,9 +233,35 @@ export interface HistoryStore {
   recallIndex?(): RecallIndex;
   /** Takes the cross-process turn lock of a session, where the store has one. */
   lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
+  /**
+   * Deletes the sessions that expired (`ttlSeconds`) now, rather than leaving them to
+   * the next write that meets them; resolves with how many went. Reads never return
+   * an expired session, pruned or not. Optional: a backend that expires by itself
+   * (Redis) has none (`memoria prune` says so).
+   */
+  prune?(options?: { batchSize?: number }): Promise<number>;
+  /**
+   * Opens the store now (connects, creates or migrates its tables) instead of at the
+   * first call, rejecting with the error that call would get. Optional.
+   */
+  ready?(): Promise<void>;
   /** Releases connections. Safe to call twice. */
   close(): Promise<void>;
 }
+
+/**
+ * The contract's optional calls by name: what a store may leave out, and what a
+ * wrapper (`encryptStore`, `redactStore`, `guardStore`) has exactly when its inner
+ * store has it. Checked against `HistoryStore` when core compiles: an optional
+ * call added to the contract and not named here fails the build, so no wrapper can
+ * drop it (or forward a call it does not know) without saying so.
+ */
+export const OPTIONAL_CALLS = ["setStates", "getAllState", "trim", "info", "setInfo", "recent", "replaceTail", "recallIndex", "lock", "prune", "ready"] as const satisfies readonly (keyof HistoryStore)[];
+export type OptionalCall = (typeof OPTIONAL_CALLS)[number];
+type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
+// Every optional member of HistoryStore is named in OPTIONAL_CALLS (a type error here names the one that is not).
+const everyOptionalCallNamed: Exclude<OptionalKeys<HistoryStore>, OptionalCall> extends never ? true : Exclude<OptionalKeys<HistoryStore>, OptionalCall> = true;
+void everyOptionalCallNamed;
 
 /** The default and largest page size of `list`. */
 export const DEFAULT_LIST_LIMIT = 100;

@@ -23,6 +23,8 @@ export {
   type HistoryStore,
   type ListOptions,
   type LockOptions,
+  OPTIONAL_CALLS,
+  type OptionalCall,
   type ReadOptions,
   type SessionPage,
   type StoreCapabilities,

@@ -242,6 +242,15 @@ export class EncryptedStore implements HistoryStore {
     return new StoreChatMessageHistory(this, createSessionKey(key));
   }
 
+  /** The inner store's: expired sessions go whole, sealed records, data keys and all. Left off where it has none. */
+  async prune(options?: { batchSize?: number }): Promise<number> {
+    return this.inner.prune!(options);
+  }
+
+  async ready(): Promise<void> {
+    return this.inner.ready!();
+  }
+
   /**
    * Rewraps every data key that is not under the active master key (sessions' and
    * scope records', so long-term memory too), one session at a time under its turn

@@ -21,14 +21,14 @@ import {
   type TurnLock,
   createSessionKey,
 } from "@memoria/core";
-
-const OPTIONAL_CALLS = ["trim", "lock", "info", "setInfo", "recent", "getAllState", "setStates", "replaceTail", "recallIndex"] as const;
+import { OPTIONAL_CALLS, type OptionalCall } from "@memoria/core/store-kit";
 
 /**
- * Leaves the optional calls off a wrapper whose inner store has none, so callers
- * that check for them still can; `own` names calls the wrapper answers itself.
+ * Leaves the contract's optional calls (`OPTIONAL_CALLS`, checked against
+ * `HistoryStore` by core) off a wrapper whose inner store has none, so callers that
+ * check for them still can; `own` names calls the wrapper answers itself.
  */
-export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore, own: readonly (typeof OPTIONAL_CALLS)[number][] = []): void {
+export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore, own: readonly OptionalCall[] = []): void {
   for (const call of OPTIONAL_CALLS) if (!inner[call] && !own.includes(call)) Object.defineProperty(wrapper, call, { value: undefined });
 }
 
@@ -113,6 +113,14 @@ export class ForwardingStore implements HistoryStore {
 
   recallIndex(): RecallIndex {
     return this.inner.recallIndex!();
+  }
+
+  async prune(options?: { batchSize?: number }): Promise<number> {
+    return this.inner.prune!(options);
+  }
+
+  async ready(): Promise<void> {
+    return this.inner.ready!();
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {

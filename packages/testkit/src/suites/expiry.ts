@@ -38,5 +38,22 @@ export function expirySuite(setup: StoreSuiteSetup): void {
         expect(await store.getState(fading, "summary")).toBeUndefined();
       });
     });
+
+    it.skipIf(!withTtl)("prunes the expired sessions where the store has prune(), and keeps the live ones", async () => {
+      const store: HistoryStore = await withTtl!(1);
+      await withStores([store], async () => {
+        if (!store.prune) return; // a backend that expires by itself (Redis)
+        const gone = randomKey();
+        const live = randomKey();
+        await store.append(gone, numbered(2));
+        await store.setState(gone, "summary", "goes too");
+        await sleep(1_100);
+        await store.append(live, numbered(2)); // a second to live
+        expect(await store.prune()).toBeGreaterThanOrEqual(1);
+        expect(await store.prune()).toBe(0); // nothing expired is left
+        expect(await store.count(live)).toBe(2);
+        expect(await store.read(gone)).toEqual([]);
+      });
+    });
   });
 }

@@ -78,6 +78,19 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
   stateSuite(withHashedIds);
   fencingSuite(withHashedIds);
   tamperSuite(setup, sealed);
+
+  describe(`${setup.name}: the privacy wrappers' optional calls`, () => {
+    const store = useStore(setup);
+    it("are the store's own: each wrapper has prune() and ready() exactly when the store does, and they answer as its own", async () => {
+      const inner = store();
+      for (const wrapper of [encryptStore(inner, sealed), redactStore(inner), guardStore(inner, () => true)]) {
+        expect(typeof wrapper.prune).toBe(typeof inner.prune);
+        expect(typeof wrapper.ready).toBe(typeof inner.ready);
+        await wrapper.ready?.();
+        if (wrapper.prune) expect(await wrapper.prune()).toBeGreaterThanOrEqual(0);
+      }
+    });
+  });
   rollbackSuite(setup, sealed);
   shreddingSuite(setup, sealed);
 
