@@ -1,6 +1,6 @@
-export { type RunningMariadb, startMariadb } from "./mariadb.js";
+export { type MariadbOptions, type RunningMariadb, startMariadb } from "./mariadb.js";
 export { type RunningPostgres, type RunningServer, startPostgres } from "./postgres.js";
-export { freePort, postgresBinDir, processTree, runAs, signalTree, startProcess, stopProcess, waitFor, which } from "./process.js";
+export { freePort, postgresBinDir, processTree, runAs, running, signalTree, startProcess, stopProcess, waitFor, which } from "./process.js";
 export {
   type ChatCompletionReply,
   type ChatCompletionRequest,

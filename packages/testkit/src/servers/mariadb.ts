@@ -17,6 +17,15 @@ function serverBinary(): string {
   return existsSync("/usr/sbin/mariadbd") ? "/usr/sbin/mariadbd" : which("mariadbd", HINT);
 }
 
+export interface MariadbOptions {
+  /** Keep InnoDB's flush-on-commit defaults, so an acknowledged commit survives a kill -9. */
+  durable?: boolean;
+  /** The folder the server's files go in (a small tmpfs, to fill its disk). @default the system's temp folder */
+  under?: string;
+  /** InnoDB's redo log size, e.g. `"4M"` where the disk is small. @default the server's */
+  logFileSize?: string;
+}
+
 /**
  * Starts a throwaway MariaDB (a real MySQL-compatible server): `mariadb-install-db`
  * into a temp folder, `mariadbd` on a free loopback port (as the `mysql` user when we
@@ -25,9 +34,9 @@ function serverBinary(): string {
  * since the data is thrown away; with `durable: true` the server keeps InnoDB's
  * defaults, so a commit it acknowledged survives a kill -9 (the fault suite needs that).
  */
-export async function startMariadb(options: { durable?: boolean } = {}): Promise<RunningMariadb> {
+export async function startMariadb(options: MariadbOptions = {}): Promise<RunningMariadb> {
   const server = serverBinary();
-  const base = mkdtempSync(join(tmpdir(), "memoria-mariadb-"));
+  const base = mkdtempSync(join(options.under ?? tmpdir(), "memoria-mariadb-"));
   const user = runAs("mysql");
   if (user.uid !== undefined) chownSync(base, user.uid, user.gid as number);
   const data = join(base, "data");
@@ -37,10 +46,11 @@ export async function startMariadb(options: { durable?: boolean } = {}): Promise
   mkdirSync(scratch);
   if (user.uid !== undefined) chownSync(scratch, user.uid, user.gid as number);
   const asUser = user.uid !== undefined ? ["--user=mysql"] : [];
+  const logSize = options.logFileSize ? [`--innodb-log-file-size=${options.logFileSize}`] : [];
   try {
     await run(
       which("mariadb-install-db", HINT),
-      ["--no-defaults", `--datadir=${data}`, `--tmpdir=${scratch}`, "--skip-test-db", "--auth-root-authentication-method=normal", ...asUser],
+      ["--no-defaults", `--datadir=${data}`, `--tmpdir=${scratch}`, "--skip-test-db", "--auth-root-authentication-method=normal", ...logSize, ...asUser],
       user,
     );
   } catch (error) {
@@ -65,6 +75,7 @@ export async function startMariadb(options: { durable?: boolean } = {}): Promise
         "--max-allowed-packet=64M",
         "--innodb-buffer-pool-size=128M",
         ...(options.durable ? [] : ["--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0"]),
+        ...logSize,
       ],
       user,
     );
