@@ -37,10 +37,11 @@ const run = promisify(execFile);
  * (`fsync=off`, `synchronous_commit=off`) because the data is thrown away; with
  * `durable: true` the server keeps PostgreSQL's defaults, so a commit it
  * acknowledged survives a kill -9 of the server (the fault suite needs that).
+ * `under` puts the server's files in a folder of your choice (a small tmpfs, to fill its disk).
  */
-export async function startPostgres(options: { durable?: boolean } = {}): Promise<RunningPostgres> {
+export async function startPostgres(options: { durable?: boolean; under?: string } = {}): Promise<RunningPostgres> {
   const bin = postgresBinDir();
-  const base = mkdtempSync(join(tmpdir(), "memoria-pg-"));
+  const base = mkdtempSync(join(options.under ?? tmpdir(), "memoria-pg-"));
   const user = runAs("postgres");
   if (user.uid !== undefined) chownSync(base, user.uid, user.gid as number);
   const data = join(base, "data");
