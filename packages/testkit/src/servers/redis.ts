@@ -44,9 +44,12 @@ function launch(port: number, dir: string, extra: string[]) {
   return startProcess(which("redis-server", HINT), args);
 }
 
-/** Starts a throwaway redis-server on a free loopback port, durable across kill/restart. */
-export async function startRedis(extra: string[] = []): Promise<RunningRedis> {
-  const dir = mkdtempSync(join(tmpdir(), "memoria-redis-"));
+/**
+ * Starts a throwaway redis-server on a free loopback port, durable across kill/restart;
+ * `under` puts its data folder in a folder of your choice (a small tmpfs, to fill its disk).
+ */
+export async function startRedis(extra: string[] = [], options: { under?: string } = {}): Promise<RunningRedis> {
+  const dir = mkdtempSync(join(options.under ?? tmpdir(), "memoria-redis-"));
   const port = await freePort();
   let server = launch(port, dir, extra);
   const ready = () =>
