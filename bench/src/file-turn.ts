@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { createFileStore } from "@memoria/file";
 import { median } from "./measure.js";
+import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
 
 const PHASES = ["lock", "read", "append", "release"] as const;
 const ROUNDS = 15;
@@ -40,10 +41,11 @@ try {
       const b = now();
       await store.read(key, { last: 20 });
       const c = now();
-      const result = await store.append(key, [new HumanMessage(text(n)), new AIMessage(text(n + 1))], { lock, release: true });
+      const releasing: TurnAppendOptions = { lock, release: true };
+      const result: TurnAppendResult = await store.append(key, [new HumanMessage(text(n)), new AIMessage(text(n + 1))], releasing);
       n += 2;
       const d = now();
-      if (result.released) lock.markReleased?.();
+      if (result.released) (lock as ReleasableLock).markReleased?.();
       else await lock.release();
       const e = now();
       const handle = await open(bareFile, "a", 0o600);

@@ -17,6 +17,7 @@ import type { HistoryStore } from "@memoria/core";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import Database from "better-sqlite3";
+import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const TURNS = Number(process.argv[2] ?? 3_000);
 const PHASES = ["lock", "read", "append", "release"] as const;
@@ -55,7 +56,8 @@ async function turn(store: HistoryStore, times: Record<Phase, number>): Promise<
   await store.read(key, { last: 20 });
   times.read += now() - t;
   t = now();
-  await store.append(key, turnMessages(), { lock, release: true });
+  const releasing: TurnAppendOptions = { lock, release: true };
+  await store.append(key, turnMessages(), releasing);
   times.append += now() - t;
   t = now();
   await lock.release();

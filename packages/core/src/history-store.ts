@@ -33,22 +33,6 @@ export interface AppendOptions extends FencedWriteOptions {
    * @default a fresh random id (no deduplication)
    */
   turnId?: string;
-  /**
-   * False when `turnId` was made up for this one call rather than given by the
-   * application (the wrapper does so when the call's config has none): it is only
-   * repeated to retry a write whose outcome was unknown, so a store that never
-   * leaves an outcome unknown (the in-memory one) need not keep it.
-   * @default true
-   */
-  keepTurnId?: boolean;
-  /**
-   * With `lock`: give the lock back in the same atomic step as the write, saving a
-   * round trip at the end of a turn. A store that does says so with
-   * `released: true` in its result (the caller then calls `lock.markReleased()`);
-   * a store that cannot ignores it, and the caller's `lock.release()` does the work.
-   * @default false
-   */
-  release?: boolean;
 }
 
 export interface FencedWriteOptions {
@@ -66,8 +50,6 @@ export interface FencedWriteOptions {
 export interface AppendResult {
   /** False when the turn id was already stored, so nothing was written. */
   appended: boolean;
-  /** True when the store gave the write's lock back with it (`release: true`). */
-  released?: boolean;
 }
 
 export interface ListOptions {
@@ -133,11 +115,6 @@ export interface TurnLock {
   readonly lost: boolean;
   /** Stops renewing and gives the lock back. Safe to call twice; never rejects (a lock that cannot be released expires). */
   release(): Promise<void>;
-  /**
-   * The store gave the lock back with a write (`append(…, { lock, release: true })`
-   * resolved with `released: true`): stop renewing, and make `release()` a no-op.
-   */
-  markReleased?(): void;
   /** With `LockOptions.read`, where the store could: the session's messages as the lock was taken. */
   messages?: BaseMessage[];
 }

@@ -41,6 +41,7 @@ import { type Kept, type Session, addTurn, alive, hasTurn, noteSealed } from "./
 import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
 import { joinedReads } from "./joined-read.js";
 import { stateEntries } from "./state-writes.js";
+import type { TurnAppendOptions } from "./turn-hints.js";
 import {
   type InfoPage,
   type InfoPatch,
@@ -159,7 +160,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       return session?.sealed ? refuseSealed(key, read, readOptions) : read;
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
+    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: TurnAppendOptions): Promise<AppendResult> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);

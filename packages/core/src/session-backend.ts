@@ -7,6 +7,7 @@ import type { MemoryLoadContext, SessionState } from "./memory-strategy.js";
 import { type SessionKey, createSessionKey, encodeSessionKey } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { joinedReadOf } from "./joined-read.js";
+import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "./turn-hints.js";
 
 /** The session a turn talks to: reads, an atomic save, state, and an optional cross-process lock. */
 export interface Backend {
@@ -56,8 +57,9 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
     save: async (messages, turnId, options) => {
       readWithLock = undefined;
       const release = options?.last === true && lock !== undefined;
-      const result = await store.append(key, messages, { turnId, lock, release, keepTurnId: options?.keepTurnId });
-      if (result.released) lock?.markReleased?.();
+      const hinted: TurnAppendOptions = { turnId, lock, release, keepTurnId: options?.keepTurnId };
+      const result: TurnAppendResult = await store.append(key, messages, hinted);
+      if (result.released) (lock as ReleasableLock | undefined)?.markReleased?.();
       return result.appended;
     },
     lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,

@@ -41,6 +41,7 @@ export {
   trimCount,
   turnIdOf,
 } from "./history-store.js";
+export type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "./turn-hints.js";
 export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
 export { stateEntries, writeStates } from "./state-writes.js";
 export {

@@ -4,7 +4,7 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it, vi } from "vitest";
 import { MemoriaError, RunnableWithMessageHistory, type SessionKey, createInMemoryStore } from "../src/index.js";
-import { SessionLocks } from "../src/store-kit.js";
+import { SessionLocks, type TurnAppendOptions } from "../src/store-kit.js";
 import { transcript } from "./helpers.js";
 
 // The shared contract is checked by @memoria/testkit (packages/testkit/test);
@@ -111,8 +111,9 @@ describe("in-memory store", () => {
     expect((await store.append(key, [new HumanMessage("a")], { turnId: "given" })).appended).toBe(true);
     expect((await store.append(key, [new HumanMessage("a again")], { turnId: "given" })).appended).toBe(false);
     // A one-off id is only repeated after an unknown outcome, which this store never has: it is not kept.
-    expect((await store.append(key, [new HumanMessage("b")], { turnId: "one-off", keepTurnId: false })).appended).toBe(true);
-    expect((await store.append(key, [new HumanMessage("c")], { turnId: "one-off", keepTurnId: false })).appended).toBe(true);
+    const oneOff: TurnAppendOptions = { turnId: "one-off", keepTurnId: false };
+    expect((await store.append(key, [new HumanMessage("b")], oneOff)).appended).toBe(true);
+    expect((await store.append(key, [new HumanMessage("c")], oneOff)).appended).toBe(true);
     expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c"]);
   });
 

@@ -1,6 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
+import type { TurnAppendOptions } from "@memoria/core/store-kit";
 import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
@@ -97,9 +98,10 @@ describe("redis turn cost", () => {
     const store = createRedisStore({ url });
     const key = { sessionId: crypto.randomUUID() };
     const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
-    expect(await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).toEqual({ appended: true, released: true });
+    const releasing: TurnAppendOptions = { lock, turnId: "t1", release: true };
+    expect(await store.append(key, numbered(2), releasing)).toEqual({ appended: true, released: true });
     // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
-    expect((await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).appended).toBe(false);
+    expect((await store.append(key, numbered(2), releasing)).appended).toBe(false);
     // A new turn under the released lock is still refused, writing nothing.
     await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
     expect(await store.count(key)).toBe(2);

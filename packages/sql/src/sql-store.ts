@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { type AppendOptions, type AppendResult, type JsonValue, type ListOptions, type LockOptions, MemoriaError, type ReadOptions, type SessionKey, type SessionKeyFilter, type SessionPage, type TailReplacement, StoreChatMessageHistory, StoreClosedError, StoreUnavailableError, type FencedWriteOptions, type TurnLock, createKeyFilter, createSessionKey, encodeSessionKey, type RecallIndex } from "@memoria/core";
-import { checkTail, decodeMessages, encodePayloads, listLimit, namedValues, readWindow, sessionKeyId, requireFilterField, stateName, stateValue, trimCount, turnIdOf, withoutScopes, refuseSealed, stateEntries } from "@memoria/core/store-kit";
+import { checkTail, decodeMessages, encodePayloads, listLimit, namedValues, readWindow, sessionKeyId, requireFilterField, stateName, stateValue, trimCount, turnIdOf, withoutScopes, refuseSealed, stateEntries, type TurnAppendOptions, type TurnAppendResult } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
@@ -80,7 +80,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       return refuseSealed(key, decodeMessages(payloads), readOptions);
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
+    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: TurnAppendOptions): Promise<TurnAppendResult> {
       const sessionKey = createSessionKey(key);
       const turnId = turnIdOf(appendOptions);
       const payloads = encodePayloads(messages);

@@ -1,4 +1,5 @@
-import { type AppendOptions, type AppendResult, type FencedWriteOptions, LockLostError, type SessionKey } from "@memoria/core";
+import { type FencedWriteOptions, LockLostError, type SessionKey } from "@memoria/core";
+import type { TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
 import { oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
@@ -11,7 +12,7 @@ const ROW_PARAMS = 4;
 export interface TurnWriter {
   /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
   upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
-  append(key: SessionKey, id: string, payloads: string[], turnId: string, options: AppendOptions | undefined): Promise<AppendResult>;
+  append(key: SessionKey, id: string, payloads: string[], turnId: string, options: TurnAppendOptions | undefined): Promise<TurnAppendResult>;
   /** State values (name and JSON text) written together, fenced as an append is: one statement where the dialect writes so, else one transaction. */
   setStates(key: SessionKey, id: string, entries: [string, string][], options: FencedWriteOptions | undefined): Promise<void>;
 }
@@ -87,7 +88,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   }
 
   /** The append as a transaction; the lock's release, when asked, is its last statement. */
-  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence: FencedWriteOptions | undefined, release: boolean): Generator<SqlStep, AppendResult, unknown> {
+  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence: FencedWriteOptions | undefined, release: boolean): Generator<SqlStep, TurnAppendResult, unknown> {
     yield* checkFence(dialect, t, key, id, fence);
     const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);

@@ -5,6 +5,7 @@ import { numbered } from "@memoria/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type PgClientLike, type PgPoolLike, type PgQuery, createPostgresStore } from "../src/index.js";
+import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const connectionString = inject("databaseUrl");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -202,7 +203,8 @@ describe("a PostgreSQL lock taken with its read", () => {
     const held = await store.lock!(key);
     const next = store.lock!(key, { read: { last: 5 }, waitMs: 5_000 });
     await sleep(30);
-    await store.append(key, [new HumanMessage("stored under the first lock")], { lock: held, release: true });
+    const releasing: TurnAppendOptions = { lock: held, release: true };
+    await store.append(key, [new HumanMessage("stored under the first lock")], releasing);
     const lock = await next;
     expect(contents(lock.messages)).toEqual(["m0", "m1", "stored under the first lock"]);
     await lock.release();

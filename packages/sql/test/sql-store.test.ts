@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
+import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-sql-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -158,9 +159,10 @@ describe("postgres specifics", () => {
     const store = createPostgresStore({ connectionString });
     const key = { sessionId: crypto.randomUUID() };
     const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
-    expect(await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).toEqual({ appended: true, released: true });
+    const releasing: TurnAppendOptions = { lock, turnId: "t1", release: true };
+    expect(await store.append(key, numbered(2), releasing)).toEqual({ appended: true, released: true });
     // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
-    expect((await store.append(key, numbered(2), { lock, turnId: "t1", release: true })).appended).toBe(false);
+    expect((await store.append(key, numbered(2), releasing)).appended).toBe(false);
     // A new turn under the released lock is still refused, writing nothing.
     await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
     expect(await store.count(key)).toBe(2);

@@ -19,6 +19,7 @@ import {
   turnIdOf,
 } from "../history-store.js";
 import type { JsonValue } from "../json-value.js";
+import type { TurnAppendOptions, TurnAppendResult } from "../turn-hints.js";
 import { LocalLeases } from "../local-leases.js";
 import { lockTimes, pollForLock, withLockedRead } from "../lock-polling.js";
 import { encodePayloads } from "../message-codec.js";
@@ -96,7 +97,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       return refuseSealed(key, decodeMessages(await ask(() => engine.read(session, last), false)), options);
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
+    async append(key: SessionKey, messages: readonly BaseMessage[], options?: TurnAppendOptions): Promise<TurnAppendResult> {
       const turnId = turnIdOf(options);
       const payloads = encodePayloads(messages);
       const session = writing(key, options);

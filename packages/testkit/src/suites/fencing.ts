@@ -2,6 +2,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, type TurnLock } from "@memoria/core";
+import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey, serializedTurnProblems } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
@@ -69,8 +70,9 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
 
     it("an append with release: true stores the turn, and a store that says released has freed the lock at once", async () => {
       const key = randomKey();
-      const held = await lockOf(store())(key, { ttlMs: 10_000 });
-      const result = await store().append(key, numbered(2), { lock: held, release: true, turnId: "released-turn" });
+      const held: ReleasableLock = await lockOf(store())(key, { ttlMs: 10_000 });
+      const releasing: TurnAppendOptions = { lock: held, release: true, turnId: "released-turn" };
+      const result: TurnAppendResult = await store().append(key, numbered(2), releasing);
       expect(result.appended).toBe(true);
       if (result.released) {
         held.markReleased?.();
