@@ -45,6 +45,26 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
     await store.close();
   });
 
+  it("shows a passage deep in a long conversation with its neighbours, as one near its start", async () => {
+    const store = makeStore();
+    const recall = recallMemory({ embeddings, scope: ["userId"], k: 2, range: { before: 1, after: 1 } });
+    const { say, chat } = chatWith(store, combineMemory(recall, windowMemory({ k: 1 })));
+    await say("ada", "c1", "The violin lessons start on Monday.");
+    await say("ada", "c1", "Small talk after that.");
+    for (let i = 0; i < 30; i++) await say("ada", "c3", `Small talk line ${i}.`);
+    await say("ada", "c3", "My cello is tuned a semitone low.");
+    await say("ada", "c3", "Small talk after that.");
+    await recall.idle();
+    await say("ada", "c2", "What about my violin and my cello?");
+    const system = chat.lastSystem() ?? "";
+    // Position 0 of c1 (its neighbour after it), and position 60 of c3 (59 and 61 around it): a passage's place
+    // is worked out from its conversation's start (one whole read) or, deep in it, from its end (a count, then the tail) alike.
+    expect(system).toMatch(/Human: The violin lessons start on Monday\.\nAI: noted\n/);
+    expect(system).toMatch(/AI: noted\nHuman: My cello is tuned a semitone low\.\nAI: noted\n/);
+    await recall.idle();
+    await store.close();
+  });
+
   it("recalls a turn by its topic when it never said the question's words (a puppy for a dog), below one that said them", async () => {
     const store = makeStore();
     const recall = recallMemory({ embeddings, scope: ["userId"], k: 1, range: { before: 0, after: 0 } });

@@ -50,6 +50,13 @@ export interface RecallMemoryOptions {
   placement?: MemoryPlacement;
 }
 
+/**
+ * How far into a conversation a recalled passage may start and still be read with the
+ * whole conversation: reading up to this many messages more costs less than a count,
+ * which is a statement or a round trip of its own.
+ */
+const WHOLE_READ_REACH = 32;
+
 /** A run of messages recall found, with where and when it was said. */
 export interface RecalledPassage {
   /** The conversation's key, and the same encoded (as `read_conversation` takes it). */
@@ -164,8 +171,9 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
 
   /**
    * The passages with their messages, those gone (erased, edited away) left out:
-   * one count and one read per conversation, from its first passage on, however
-   * many passages it holds.
+   * one read per conversation, from its first passage on, however many passages it
+   * holds. A passage that starts within the first `WHOLE_READ_REACH` messages reads
+   * the conversation whole; one further in counts first, to know where it is from the end.
    */
   async function withMessages(store: HistoryStore, found: Passage[]): Promise<RecalledPassage[]> {
     const firstFrom = new Map<string, number>();
@@ -174,6 +182,11 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     await Promise.all(
       [...firstFrom].map(async ([encoded, from]) => {
         const session = decodeSessionKey(encoded);
+        if (from <= WHOLE_READ_REACH) {
+          const messages = await store.read(session);
+          read.set(encoded, { session, total: messages.length, from: 0, messages });
+          return;
+        }
         const total = await store.count(session);
         read.set(encoded, { session, total, from, messages: from < total ? await store.read(session, { last: total - from }) : [] });
       }),
