@@ -20,6 +20,7 @@ export { everyKindOfMessage, fieldsOf, numbered, randomKey, serializedTurnProble
 export { writeSentinelMemory, writeSentinelTurn } from "./sentinel.js";
 export { answerMemoryPrompt, extractFactsAnswer, resolveSubjectsAnswer, statementsIn, updateProfileAnswer } from "./scripted-memory-model.js";
 export { useStore, withStores } from "./harness.js";
+export { type ServerOnSmallDisk, expectFullDiskSurvived } from "./full-disk.js";
 export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sessions.js";
 export { conversationsSuite } from "./suites/conversations.js";
 export { editsSuite } from "./suites/edits.js";
