@@ -1,7 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { listedBy } from "./scope-key.js";
 import {
-  type AppendOptions,
   type AppendResult,
   type FencedWriteOptions,
   type HistoryStore,

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { InvalidSessionKeyError, MemoriaError, createKeyFilter, createSessionKey, decodeSessionKey, encodeSessionKey, keyMatches, sessionKeyFromConfig } from "../src/index.js";
+import {
+  InvalidSessionKeyError,
+  MemoriaError,
+  createKeyFilter,
+  createSessionKey,
+  decodeSessionKey,
+  encodeSessionKey,
+  keyMatches,
+  sessionKeyFromConfig,
+} from "../src/index.js";
 import { sessionKeyId, validateSessionFields } from "../src/store-kit.js";
 
 describe("session keys", () => {

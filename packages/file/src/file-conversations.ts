@@ -1,6 +1,15 @@
 import type { Stats } from "node:fs";
 import { open } from "node:fs/promises";
-import { type InfoPage, type JsonValue, type ListOptions, type SessionInfo, type SessionKey, type SessionKeyFilter, createSessionKey, encodeSessionKey } from "@memoria/core";
+import {
+  type InfoPage,
+  type JsonValue,
+  type ListOptions,
+  type SessionInfo,
+  type SessionKey,
+  type SessionKeyFilter,
+  createSessionKey,
+  encodeSessionKey,
+} from "@memoria/core";
 import { type CheckedPatch, recentPage, sessionInfo } from "@memoria/core/store-kit";
 import { type FoundSession, readHeader } from "./session-directory.js";
 import type { Paths } from "./session-ledger.js";

@@ -1,8 +1,50 @@
 import { unlink, utimes } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { BaseMessage } from "@langchain/core/messages";
-import { type AppendOptions, type AppendResult, type InfoPage, type InfoPatch, type JsonValue, type ListOptions, type LockOptions, MemoriaError, type ReadOptions, type SessionInfo, type SessionKey, type SessionKeyFilter, type SessionPage, type TailReplacement, StoreChatMessageHistory, StoreClosedError, type FencedWriteOptions, type TurnLock, createKeyFilter, createSessionKey, keyMatches } from "@memoria/core";
-import { changedUnderEdit, checkInfoPatch, checkTail, cloneJson, sessionKeyId, encodeMessages, toStoredText, listedBy, listLimit, namedValues, randomId, readWindow, requireFilterField, stateName, stateValue, trimCount, turnIdOf, refuseSealed, stateEntries } from "@memoria/core/store-kit";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type InfoPage,
+  type InfoPatch,
+  type JsonValue,
+  type ListOptions,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type SessionInfo,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  type TailReplacement,
+  StoreChatMessageHistory,
+  StoreClosedError,
+  type FencedWriteOptions,
+  type TurnLock,
+  createKeyFilter,
+  createSessionKey,
+  keyMatches,
+} from "@memoria/core";
+import {
+  changedUnderEdit,
+  checkInfoPatch,
+  checkTail,
+  cloneJson,
+  sessionKeyId,
+  encodeMessages,
+  toStoredText,
+  listedBy,
+  listLimit,
+  namedValues,
+  randomId,
+  readWindow,
+  requireFilterField,
+  stateName,
+  stateValue,
+  trimCount,
+  turnIdOf,
+  refuseSealed,
+  stateEntries,
+} from "@memoria/core/store-kit";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
 import { lockFile } from "./file-lock.js";

@@ -17,7 +17,17 @@ import { type HistoryStore, type JsonValue, type LockOptions, MemoriaError, type
 import { validateSessionFields } from "@memoria/core/store-kit";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
-import { type ChannelValue, type CheckpointRecord, type HeadRecord, type Locations, type WriteEntry, asJson, parseCheckpoint, parseHead, parseWrites } from "./records.js";
+import {
+  type ChannelValue,
+  type CheckpointRecord,
+  type HeadRecord,
+  type Locations,
+  type WriteEntry,
+  asJson,
+  parseCheckpoint,
+  parseHead,
+  parseWrites,
+} from "./records.js";
 import { type StoredValue, storeValue } from "./stored-value.js";
 import { THREAD_FIELD, type ThreadAddress, requireThread, stateNames, threadAddress } from "./thread-address.js";
 import { LockedState } from "./locked-state.js";

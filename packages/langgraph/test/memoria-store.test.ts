@@ -123,8 +123,18 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     const seen = new Proxy(base, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
-        if (property === "setState") return async (...args: Parameters<typeof base.setState>) => (await runMeanwhile(), target.setState(...args));
-        if (property === "setStates" && target.setStates) return async (...args: Parameters<NonNullable<typeof base.setStates>>) => (await runMeanwhile(), target.setStates!(...args));
+        if (property === "setState") {
+          return async (...args: Parameters<typeof base.setState>) => {
+            await runMeanwhile();
+            return target.setState(...args);
+          };
+        }
+        if (property === "setStates" && target.setStates) {
+          return async (...args: Parameters<NonNullable<typeof base.setStates>>) => {
+            await runMeanwhile();
+            return target.setStates!(...args);
+          };
+        }
         if (property === "getAllState") return async (...args: [never]) => Object.assign(await target.getAllState!(...args), await runMeanwhile());
         return typeof value === "function" ? value.bind(target) : value;
       },

@@ -12,7 +12,19 @@ import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
-import { HashingEmbeddings, combineMemory, contentWords, exactIndex, recallQuery, recallTerms, factMemory, recallMemory, topK, vectorStoreIndex, windowMemory } from "../src/index.js";
+import {
+  HashingEmbeddings,
+  combineMemory,
+  contentWords,
+  exactIndex,
+  recallQuery,
+  recallTerms,
+  factMemory,
+  recallMemory,
+  topK,
+  vectorStoreIndex,
+  windowMemory,
+} from "../src/index.js";
 import { fuseRankings } from "../src/long-term/rank-fusion.js";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 

@@ -1,4 +1,17 @@
-import { type FencedWriteOptions, type HistoryStore, IntegrityError, type InfoPage, type InfoPatch, type JsonValue, type ListOptions, type SessionInfo, type SessionKey, type SessionKeyFilter, type TurnLock, encodeSessionKey } from "@memoria/core";
+import {
+  type FencedWriteOptions,
+  type HistoryStore,
+  IntegrityError,
+  type InfoPage,
+  type InfoPatch,
+  type JsonValue,
+  type ListOptions,
+  type SessionInfo,
+  type SessionKey,
+  type SessionKeyFilter,
+  type TurnLock,
+  encodeSessionKey,
+} from "@memoria/core";
 import { checkInfoPatch, toJsonValue } from "@memoria/core/store-kit";
 import type { DataKeys } from "./data-keys.js";
 import type { FreshnessAnchor } from "./freshness-anchor.js";

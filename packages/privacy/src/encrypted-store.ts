@@ -1,6 +1,31 @@
 import type { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
-import { type AppendOptions, type AppendResult, type FencedWriteOptions, type HistoryStore, type InfoPage, type InfoPatch, type JsonValue, type ListOptions, LockLostError, type LockOptions, MemoriaError, type ReadOptions, type RecallIndex, type SessionInfo, type SessionKey, type SessionKeyFilter, type SessionPage, type TailReplacement, StoreChatMessageHistory, type TurnLock, createKeyFilter, createSessionKey, encodeSessionKey, everySession } from "@memoria/core";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type InfoPage,
+  type InfoPatch,
+  type JsonValue,
+  type ListOptions,
+  LockLostError,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type RecallIndex,
+  type SessionInfo,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  type TailReplacement,
+  StoreChatMessageHistory,
+  type TurnLock,
+  createKeyFilter,
+  createSessionKey,
+  encodeSessionKey,
+  everySession,
+} from "@memoria/core";
 import { SessionLocks, requireFilterField, stateName, stateValue, stateEntries } from "@memoria/core/store-kit";
 import { type DataKey, DataKeys } from "./data-keys.js";
 import { allSealedState, sealedState, setSealedStates } from "./encrypted-state.js";

@@ -1,5 +1,17 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type AppendOptions, type AppendResult, type EncodedMessage, type FencedWriteOptions, type HistoryStore, type InfoPatch, type JsonValue, MemoriaError, type SessionKey, type TailReplacement, decodeMessage } from "@memoria/core";
+import {
+  type AppendOptions,
+  type AppendResult,
+  type EncodedMessage,
+  type FencedWriteOptions,
+  type HistoryStore,
+  type InfoPatch,
+  type JsonValue,
+  MemoriaError,
+  type SessionKey,
+  type TailReplacement,
+  decodeMessage,
+} from "@memoria/core";
 import { checkInfoPatch, encodeMessages, stateValue, namedValues, stateEntries } from "@memoria/core/store-kit";
 import { ForwardingStore } from "./forwarding-store.js";
 import { type Redactor, patternRedactor } from "./redactors.js";

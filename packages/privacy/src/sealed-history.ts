@@ -1,5 +1,15 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { AppendOptions, AppendResult, FencedWriteOptions, HistoryStore, LockOptions, ReadOptions, SessionKey, TailReplacement, TurnLock } from "@memoria/core";
+import type {
+  AppendOptions,
+  AppendResult,
+  FencedWriteOptions,
+  HistoryStore,
+  LockOptions,
+  ReadOptions,
+  SessionKey,
+  TailReplacement,
+  TurnLock,
+} from "@memoria/core";
 import { checkTail, encodeMessages, toStoredText, trimCount } from "@memoria/core/store-kit";
 import type { Tail } from "./data-keys.js";
 import type { SealingContext } from "./encrypted-info.js";

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { type QueryTerm, type JsonValue, MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector, decodeSessionKey } from "@memoria/core";
+import {
+  type QueryTerm,
+  type JsonValue,
+  MemoriaError,
+  type RecallHit,
+  type RecallIndex,
+  type RecallItem,
+  type RecallSelector,
+  decodeSessionKey,
+} from "@memoria/core";
 import { HeldRecallItems, checkRecallK, checkRecallSelector, randomId, unitVector } from "@memoria/core/store-kit";
 import type { SealingContext } from "./encrypted-info.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";

@@ -1,4 +1,15 @@
-import { type FencedWriteOptions, type InfoPage, type InfoPatch, type ListOptions, type SessionInfo, type SessionKey, type SessionKeyFilter, createKeyFilter, createSessionKey, encodeSessionKey } from "@memoria/core";
+import {
+  type FencedWriteOptions,
+  type InfoPage,
+  type InfoPatch,
+  type ListOptions,
+  type SessionInfo,
+  type SessionKey,
+  type SessionKeyFilter,
+  createKeyFilter,
+  createSessionKey,
+  encodeSessionKey,
+} from "@memoria/core";
 import { checkInfoPatch, listLimit, parseRecentCursor, recentCursor, sessionInfo, withoutScopes } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, run } from "./sql-dialect.js";

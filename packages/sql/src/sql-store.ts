@@ -1,6 +1,43 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type AppendOptions, type AppendResult, type JsonValue, type ListOptions, type LockOptions, MemoriaError, type ReadOptions, type SessionKey, type SessionKeyFilter, type SessionPage, type TailReplacement, StoreChatMessageHistory, StoreClosedError, StoreUnavailableError, type FencedWriteOptions, type TurnLock, createKeyFilter, createSessionKey, encodeSessionKey, type RecallIndex } from "@memoria/core";
-import { checkTail, decodeMessages, encodePayloads, listLimit, namedValues, readWindow, sessionKeyId, requireFilterField, stateName, stateValue, trimCount, turnIdOf, withoutScopes, refuseSealed, stateEntries, type TurnAppendOptions, type TurnAppendResult } from "@memoria/core/store-kit";
+import {
+  type JsonValue,
+  type ListOptions,
+  type LockOptions,
+  MemoriaError,
+  type ReadOptions,
+  type SessionKey,
+  type SessionKeyFilter,
+  type SessionPage,
+  type TailReplacement,
+  StoreChatMessageHistory,
+  StoreClosedError,
+  StoreUnavailableError,
+  type FencedWriteOptions,
+  type TurnLock,
+  createKeyFilter,
+  createSessionKey,
+  encodeSessionKey,
+  type RecallIndex,
+} from "@memoria/core";
+import {
+  checkTail,
+  decodeMessages,
+  encodePayloads,
+  listLimit,
+  namedValues,
+  readWindow,
+  sessionKeyId,
+  requireFilterField,
+  stateName,
+  stateValue,
+  trimCount,
+  turnIdOf,
+  withoutScopes,
+  refuseSealed,
+  stateEntries,
+  type TurnAppendOptions,
+  type TurnAppendResult,
+} from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";

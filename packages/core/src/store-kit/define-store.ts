@@ -1,8 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { LockLostError, MemoriaError, StoreUnavailableError } from "../errors.js";
 import {
-  type AppendOptions,
-  type AppendResult,
   type FencedWriteOptions,
   type HistoryStore,
   type LockOptions,

@@ -1,6 +1,18 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallHit, type RecallIndex, type SessionKey, type SessionKeyFilter, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import {
+  type HistoryStore,
+  MemoriaError,
+  type MemoryLoadContext,
+  type MemoryStrategy,
+  type RecallHit,
+  type RecallIndex,
+  type SessionKey,
+  type SessionKeyFilter,
+  decodeSessionKey,
+  encodeSessionKey,
+  scopeKeyOf,
+} from "@memoria/core";
 import { checkScopeFields } from "@memoria/core/store-kit";
 import { linesOf, textOfMessages } from "../extraction.js";
 import { recallQuery, recallTerms } from "../lexical-terms.js";

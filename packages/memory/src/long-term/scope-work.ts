@@ -1,5 +1,15 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import { type HistoryStore, MemoriaError, type SessionKey, type SessionKeyFilter, type TurnLock, decodeSessionKey, encodeSessionKey, scopeFilterOf, scopeKeyOf } from "@memoria/core";
+import {
+  type HistoryStore,
+  MemoriaError,
+  type SessionKey,
+  type SessionKeyFilter,
+  type TurnLock,
+  decodeSessionKey,
+  encodeSessionKey,
+  scopeFilterOf,
+  scopeKeyOf,
+} from "@memoria/core";
 import { namedValues } from "@memoria/core/store-kit";
 import { type ScopeRecord, readScopeRecord, withScopeLock, writeScopeRecord } from "./scope-record.js";
 

@@ -1,5 +1,18 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type AccessAction, type Authorize, type HistoryStore, MemoriaError, type SessionKey, type SessionKeyFilter, checkAccess, decodeSessionKey, encodeSessionKey, isScopeKey, scopeKeyOf, sessionKeyFromConfig } from "@memoria/core";
+import {
+  type AccessAction,
+  type Authorize,
+  type HistoryStore,
+  MemoriaError,
+  type SessionKey,
+  type SessionKeyFilter,
+  checkAccess,
+  decodeSessionKey,
+  encodeSessionKey,
+  isScopeKey,
+  scopeKeyOf,
+  sessionKeyFromConfig,
+} from "@memoria/core";
 import { checkScopeFields } from "@memoria/core/store-kit";
 import { THREAD_FIELD, callFields } from "../call-fields.js";
 import { FACTS_STATE, forgetFact, readFacts, rememberFact } from "../long-term/fact-edits.js";
