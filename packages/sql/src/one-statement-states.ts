@@ -16,7 +16,8 @@ export interface StatesOutcome {
  * round trip and one commit instead of a transaction of five: the fence on the lock
  * row (`FOR UPDATE`), the session upsert (renewing its expiry; a new session gets its
  * key fields), and the values (`unnest` of two text arrays). All of them or none: it
- * is one statement. An expired session writes nothing and says so, for the caller's
+ * is one statement (PostgreSQL runs every data-modifying step whether or not the
+ * final SELECT reads it). An expired session writes nothing and says so, for the caller's
  * transaction to delete it and start afresh.
  */
 export function oneStatementStates(t: Tables, nowMs: string, ttlMs: number | undefined, key: SessionKey, id: string, entries: readonly [string, string][], token: string | undefined): OneStatement<StatesOutcome> {
@@ -50,7 +51,6 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
     INSERT INTO ${t.state} (session_id, name, value)
     SELECT $1::text, s.name, s.value::json FROM sess, unnest($3::text[], $4::text[]) AS s (name, value)
     ON CONFLICT (session_id, name) DO UPDATE SET value = excluded.value
-    RETURNING 1
   )
-  SELECT (SELECT n FROM gone) AS expired, (SELECT count(*) FROM ok) AS passed, (SELECT count(*) FROM written) AS written`;
+  SELECT (SELECT n FROM gone) AS expired, (SELECT count(*) FROM ok) AS passed`;
 }
