@@ -1,6 +1,8 @@
 import { HashingEmbeddings } from "@memoria/memory";
 import { type HistoryStore, createInMemoryStore } from "@memoria/core";
+import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,8 +17,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-/** Two handles on one database, as two processes would open it, or one in-memory store shared by two MemoriaStores. */
-function twoHandles(kind: "sqlite" | "memory"): [HistoryStore, HistoryStore] {
+const sealing = { keys: { k1: randomBytes(32) }, activeKeyId: "k1" };
+
+/**
+ * Two handles on one database, as two processes would open it (each through its own
+ * `encryptStore`, with the same key, for "sqlite, encrypted": the version is then a
+ * sealed state value too), or one in-memory store shared by two MemoriaStores.
+ */
+function twoHandles(kind: "sqlite" | "sqlite, encrypted" | "memory"): [HistoryStore, HistoryStore] {
   if (kind === "memory") {
     const store = createInMemoryStore();
     cleanups.push(() => store.close());
@@ -28,12 +36,12 @@ function twoHandles(kind: "sqlite" | "memory"): [HistoryStore, HistoryStore] {
     for (const handle of handles) await handle.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return handles;
+  return kind === "sqlite" ? handles : [encryptStore(handles[0], sealing), encryptStore(handles[1], sealing)];
 }
 
 const keys = (items: { key: string }[]) => items.map((item) => item.key).sort();
 
-describe.each(["sqlite", "memory"] as const)("MemoriaStore's held scopes on %s", (kind) => {
+describe.each(["sqlite", "sqlite, encrypted", "memory"] as const)("MemoriaStore's held scopes on %s", (kind) => {
   it("searches a held scope again without reading its items, and sees every write another handle made since", async () => {
     const [one, two] = twoHandles(kind);
     const reader = new MemoriaStore({ store: one, scope: byUser, index });
