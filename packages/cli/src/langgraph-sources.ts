@@ -24,7 +24,12 @@ interface PostgresSaverModule {
 }
 type BetterSqlite3 = new (path: string, options: { readonly: boolean; fileMustExist: boolean }) => { close(): void };
 
-/** An optional peer, imported when an import needs it: missing, it is a usage error naming what to install. */
+/**
+ * An optional peer, imported when an import needs it: missing, it is a usage error
+ * naming what to install. Imported, not required as core's `loadPeerDependency`
+ * does: `require` would load @memoria/langgraph's CommonJS build, with a second copy
+ * of @memoria/core beside the one the store came from.
+ */
 async function load<T>(name: string, what: string): Promise<T> {
   try {
     return (await import(name)) as T;
