@@ -9,7 +9,7 @@
  * file `write` and `fsync`, an array `push`).
  */
 import { mkdirSync } from "node:fs";
-import { appendFile, open, readFile } from "node:fs/promises";
+import { appendFile, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type BaseMessage, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import { serializeMessage } from "@memoria/core";
@@ -21,6 +21,8 @@ import { conversation } from "./systems.js";
 
 export interface BareEngine {
   seed(sessionId: string, count: number): Promise<void>;
+  /** Removes the session. */
+  clear(sessionId: string): Promise<void>;
   /** The last `last` messages (all when undefined), as LangChain messages. */
   read(sessionId: string, last?: number): Promise<BaseMessage[]>;
   /** A read, then a durable append of two messages. */
@@ -35,9 +37,10 @@ const parseAll = (items: string[]): BaseMessage[] => mapStoredMessagesToChatMess
 const BATCH = 5_000;
 
 /** Turns a bare read and a bare append into a bare engine. */
-function engine(parts: { seed: BareEngine["seed"]; read: BareEngine["read"]; append(sessionId: string, items: string[]): Promise<void>; close: BareEngine["close"] }): BareEngine {
+function engine(parts: Pick<BareEngine, "seed" | "clear" | "read" | "close"> & { append(sessionId: string, items: string[]): Promise<void> }): BareEngine {
   return {
     seed: parts.seed,
+    clear: parts.clear,
     read: parts.read,
     async turn(sessionId, last) {
       await parts.read(sessionId, last);
@@ -53,6 +56,7 @@ export function bareMemory(): BareEngine {
   const of = (id: string) => sessions.get(id) ?? (sessions.set(id, []).get(id) as BaseMessage[]);
   return engine({
     seed: async (id, count) => void of(id).push(...parseAll(texts(count))),
+    clear: async (id) => void sessions.delete(id),
     read: async (id, last) => (last === undefined ? of(id).slice() : of(id).slice(-last)),
     append: async (id, items) => void of(id).push(...parseAll(items)),
     close: async () => sessions.clear(),
@@ -67,6 +71,7 @@ export function bareRedis(url: string): BareEngine {
     async seed(id, count) {
       for (let from = 0; from < count; from += BATCH) await client.rpush(key(id), ...texts(Math.min(BATCH, count - from), from));
     },
+    clear: async (id) => void (await client.del(key(id))),
     read: async (id, last) => parseAll(await client.lrange(key(id), last === undefined ? 0 : -last, -1)),
     append: async (id, items) => void (await client.rpush(key(id), ...items)),
     close: async () => void (await client.quit()),
@@ -86,6 +91,10 @@ export async function barePostgres(url: string): Promise<BareEngine> {
   return engine({
     async seed(id, count) {
       for (let from = 0; from < count; from += BATCH) await append(id, texts(Math.min(BATCH, count - from), from));
+    },
+    async clear(id) {
+      next.delete(id);
+      await pool.query("DELETE FROM bare_messages WHERE session_id = $1", [id]);
     },
     async read(id, last) {
       const { rows } =
@@ -116,6 +125,10 @@ export async function bareMysql(url: string): Promise<BareEngine> {
     async seed(id, count) {
       for (let from = 0; from < count; from += BATCH) await append(id, texts(Math.min(BATCH, count - from), from));
     },
+    async clear(id) {
+      next.delete(id);
+      await pool.query("DELETE FROM bare_messages WHERE session_id = ?", [id]);
+    },
     async read(id, last) {
       const [rows] =
         last === undefined
@@ -137,6 +150,7 @@ export function bareSqlite(dir: string): BareEngine {
   const insert = db.prepare("INSERT INTO m VALUES (?, ?, ?)");
   const all = db.prepare("SELECT payload FROM m WHERE session_id = ? ORDER BY seq").pluck();
   const window = db.prepare("SELECT payload FROM (SELECT seq, payload FROM m WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq").pluck();
+  const remove = db.prepare("DELETE FROM m WHERE session_id = ?");
   const next = new Map<string, number>();
   const append = db.transaction((id: string, items: string[]) => {
     const seq = next.get(id) ?? 0;
@@ -146,6 +160,10 @@ export function bareSqlite(dir: string): BareEngine {
   return engine({
     async seed(id, count) {
       for (let from = 0; from < count; from += BATCH) append(id, texts(Math.min(BATCH, count - from), from));
+    },
+    async clear(id) {
+      next.delete(id);
+      remove.run(id);
     },
     read: async (id, last) => parseAll((last === undefined ? all.all(id) : window.all(id, last)) as string[]),
     append: async (id, items) => append(id, items),
@@ -163,6 +181,7 @@ export function bareFile(dir: string): BareEngine {
     async seed(id, count) {
       for (let from = 0; from < count; from += BATCH) await appendFile(path(id), `${texts(Math.min(BATCH, count - from), from).join("\n")}\n`);
     },
+    clear: (id) => rm(path(id), { force: true }),
     async read(id, last) {
       if (last === undefined) return parseAll(lines(await readFile(path(id), "utf8")));
       const handle = await open(path(id), "r");

@@ -62,6 +62,37 @@ function contenders(kind: StoreKind, row: RowKind, turnId: string, readId: strin
   return Object.fromEntries(entries);
 }
 
+/** What a contender needs to put its session back to a length. */
+interface Reseedable {
+  seed(sessionId: string, count: number): Promise<void>;
+  clear(sessionId: string): Promise<void>;
+}
+
+/**
+ * Untimed work before each turn of a turn row. A turn appends two messages, and a
+ * second of warm-up runs hundreds of turns, so a session seeded with 10 messages
+ * would be measured at hundreds. Each contender's session is put back to `size`
+ * (cleared and seeded again) before any turn that would take it more than 5% past
+ * it: before every turn at 10 and 20 messages, every 25th at 1,000.
+ */
+function keptAtLength(size: number, sessionId: string, sides: Record<string, Reseedable | undefined>): Record<string, () => Promise<void>> {
+  const turnsPerSeed = Math.max(1, Math.floor((size * 0.05) / 2));
+  const before: Record<string, () => Promise<void>> = {};
+  for (const [name, side] of Object.entries(sides)) {
+    if (!side) continue;
+    let turns = 0;
+    before[name] = async () => {
+      if (turns === turnsPerSeed) {
+        await side.clear(sessionId);
+        await side.seed(sessionId, size);
+        turns = 0;
+      }
+      turns++;
+    };
+  }
+  return before;
+}
+
 /**
  * W2 (turns) and W3 (reads) per store and session length. Each row's contenders
  * (memoria, LangChain, the bare engine) run interleaved with each other only, after
@@ -99,7 +130,8 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
         // generation, so none pays to collect another's. (Not for small rows: there the
         // collection itself, just before, would be most of what a sample measures.)
         const youngGcFirst = whole && size >= 1_000;
-        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: settings.warmupMs }, { youngGcFirst });
+        const before = row.startsWith("turn") ? keptAtLength(size, `t-${tag}`, { memoria: kind.memoria, langchain, ceiling: kind.bare }) : undefined;
+        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: settings.warmupMs }, { youngGcFirst, before });
         const point: LengthPoint = {
           store: kind.name,
           size,

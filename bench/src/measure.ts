@@ -34,14 +34,17 @@ export function median(samples: readonly number[]): number {
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
  */
-export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3, options: { youngGcFirst?: boolean } = {}): Promise<Record<string, number[]>> {
+export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3, options: InterleaveOptions = {}): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   const { rounds, ms } = typeof warmup === "number" ? { rounds: warmup, ms: 0 } : warmup;
   const started = performance.now();
   // Untimed rounds until both the round count and the time are reached (at least one round).
   for (let round = 0; round < Math.max(1, rounds) || (performance.now() - started < ms && round < MAX_WARMUP_ROUNDS); round++) {
-    for (const name of names) await (contenders[name] as () => Promise<unknown>)();
+    for (const name of names) {
+      await options.before?.[name]?.();
+      await (contenders[name] as () => Promise<unknown>)();
+    }
   }
   const order = shuffler(names.length);
   for (let round = 0; round < runs; round++) {
@@ -49,11 +52,19 @@ export async function interleave(contenders: Record<string, () => Promise<unknow
     // after the same other and pays to clean up what that one left.
     for (const at of order()) {
       const name = names[at] as string;
+      await options.before?.[name]?.();
       if (options.youngGcFirst) collectYoung();
       samples[name]?.push(await timed(contenders[name] as () => Promise<unknown>));
     }
   }
   return samples;
+}
+
+export interface InterleaveOptions {
+  /** An untimed minor GC before each sample. */
+  youngGcFirst?: boolean;
+  /** Untimed work before each call of a contender (warm-up and samples alike), by contender name. */
+  before?: Record<string, () => Promise<void>>;
 }
 
 /** Warm-up before sampling: at least `rounds` rounds, and more until `ms` have passed (up to 2,000 rounds). */

@@ -35,6 +35,8 @@ const BATCH = 5_000;
 export interface Side {
   /** Puts `count` messages into a fresh session. */
   seed(sessionId: string, count: number): Promise<void>;
+  /** Removes the session. */
+  clear(sessionId: string): Promise<void>;
   /** The largest session this side can be seeded with in reasonable time. @default no limit */
   maxSeed?: number;
   /** The same in the quick smoke run. @default maxSeed */
@@ -82,6 +84,7 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
     async seed(sessionId, count) {
       for (let from = 0; from < count; from += batch) await seedStore.append({ sessionId }, conversation(Math.min(batch, count - from), from));
     },
+    clear: (sessionId) => store.clear({ sessionId }),
     async turn(sessionId) {
       await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
     },
@@ -102,6 +105,7 @@ function langchainSide(history: (sessionId: string) => BaseChatMessageHistory, s
   };
   return {
     seed,
+    clear: (sessionId) => history(sessionId).clear(),
     turn,
     turnWhole: turn,
     // LangChain's histories can only read everything; a window is a slice of it.
