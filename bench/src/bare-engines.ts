@@ -3,21 +3,24 @@
  * layout and no memory layer. Messages are kept as the same JSON text memoria
  * stores; a read fetches them, parses each (`JSON.parse`) and turns them into
  * LangChain messages with LangChain's own `mapStoredMessagesToChatMessages`, since a
- * history read's result is LangChain messages. A turn is that read plus a durable
- * append of two messages, made the way each engine makes one (a Redis `RPUSH`, one
+ * history read's result is LangChain messages. A turn is what a memory layer's turn
+ * must do with the least around it: that read, the same model called with the
+ * history and the input (through LangChain's `invoke`, as every wrapper calls it),
+ * and a durable append of the input and the answer, serialized, made the way each
+ * engine makes one (a Redis `RPUSH`, one
  * PostgreSQL or MySQL `INSERT` committed, one SQLite transaction with synchronous=FULL, one
  * file `write` and `fsync`, an array `push`).
  */
 import { mkdirSync } from "node:fs";
 import { appendFile, open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type BaseMessage, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
+import { type BaseMessage, HumanMessage, mapStoredMessagesToChatMessages } from "@langchain/core/messages";
 import { serializeMessage } from "@memoria/core";
 import Database from "better-sqlite3";
 import { Redis } from "ioredis";
 import mysql from "mysql2/promise";
 import pg from "pg";
-import { conversation } from "./systems.js";
+import { conversation, trivialModel } from "./systems.js";
 
 export interface BareEngine {
   seed(sessionId: string, count: number): Promise<void>;
@@ -31,7 +34,8 @@ export interface BareEngine {
 }
 
 const texts = (count: number, from = 0) => conversation(count, from).map((message) => serializeMessage(message));
-const pair = texts(2, 1_000_000_000);
+/** A turn's input: the same as memoria's and LangChain's turns send. */
+const question = new HumanMessage("and what now?");
 /** Stored texts as LangChain messages: parsed, then LangChain's own conversion. */
 const parseAll = (items: string[]): BaseMessage[] => mapStoredMessagesToChatMessages(items.map((item) => JSON.parse(item)));
 const BATCH = 5_000;
@@ -43,8 +47,9 @@ function engine(parts: Pick<BareEngine, "seed" | "clear" | "read" | "close"> & {
     clear: parts.clear,
     read: parts.read,
     async turn(sessionId, last) {
-      await parts.read(sessionId, last);
-      await parts.append(sessionId, pair);
+      const history = await parts.read(sessionId, last);
+      const answer = await trivialModel.invoke([...history, question]);
+      await parts.append(sessionId, [serializeMessage(question), serializeMessage(answer)]);
     },
     close: parts.close,
   };
