@@ -48,18 +48,30 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     return [k.messages, k.turns, k.key, k.state, k.lock, k.info];
   };
 
-  /** The session's index writes: its name in each index set and, for an append (`active`), its new activity time. */
-  function indexWrites(r: RedisClient, key: SessionKey, id: string, now: number, active: boolean): Promise<unknown[]> {
-    return Promise.all(layout.indexes(key).map((index) => INDEX.run(r, [index, layout.recentOf(index)], [id, ttlArg, now, active ? "1" : ""])));
+  /**
+   * Prepares a write's index entries (the session's name in each index set and, for
+   * an append (`active`), its new activity time) and returns the keys its script
+   * takes. On a standalone server the index sets go to the script, which writes
+   * them in the same atomic step; a Cluster keeps them in other slots, so there they
+   * are written first, each by its own script (a crash in between leaves an index
+   * entry with no session, skipped and cleaned by list, never a session that
+   * erasure cannot find).
+   */
+  async function indexedKeys(r: RedisClient, key: SessionKey, id: string, now: number, active: boolean): Promise<string[]> {
+    const keys = scriptKeys(id);
+    const indexes = layout.indexes(key);
+    if (isCluster(r)) {
+      await Promise.all(indexes.map((index) => INDEX.run(r, [index, layout.recentOf(index)], [id, ttlArg, now, active ? "1" : ""])));
+      return keys;
+    }
+    for (const index of indexes) keys.push(index, layout.recentOf(index));
+    return keys;
   }
 
-  /** Runs a state or info script after the session's index writes; `LOCK_LOST` if its fence failed. */
+  /** Runs a state or info script, which also writes the session's index entries; `LOCK_LOST` if its fence failed. */
   async function sessionWrite({ key, id }: EngineSession, fence: string | undefined, script: typeof SET_STATE, args: string[]) {
     const now = Date.now();
-    const done = await guarded(async (r) => {
-      await indexWrites(r, key, id, now, false);
-      return Number(await script.run(r, scriptKeys(id), [ttlArg, JSON.stringify(key), now, fence ?? "", ...args]));
-    });
+    const done = await guarded(async (r) => Number(await script.run(r, await indexedKeys(r, key, id, now, false), [ttlArg, JSON.stringify(key), now, fence ?? "", id, ...args])));
     return done === -1 ? LOCK_LOST : undefined;
   }
 
@@ -93,19 +105,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
 
     async append({ key, id }, payloads, turn) {
       const release = turn.release ? "1" : "";
-      const done = await guarded(async (r) => {
-        // Indexed first: a crash in between leaves an index entry with no session
-        // (skipped and cleaned by list), never a session that erasure cannot find.
-        // One connection runs commands in the order sent, so the index writes and the
-        // append go out together (one round trip); a Cluster may route them to
-        // different nodes, so there the append waits for the index.
-        const now = Date.now();
-        const indexed = indexWrites(r, key, id, now, true);
-        if (isCluster(r)) await indexed;
-        const appended = APPEND.run(r, scriptKeys(id), [turn.turnId, ttlArg, JSON.stringify(key), turn.fence ?? "", release, now, ...payloads]);
-        await Promise.all([indexed, appended.catch(() => undefined)]);
-        return Number(await appended);
-      });
+      const now = Date.now();
+      const done = await guarded(async (r) =>
+        Number(await APPEND.run(r, await indexedKeys(r, key, id, now, true), [turn.turnId, ttlArg, JSON.stringify(key), turn.fence ?? "", release, now, id, ...payloads])),
+      );
       if (done === -1) return LOCK_LOST;
       // A repeat of an applied append (0) may find its lock released already: it is given back either way.
       return { appended: done === 1, released: turn.release };

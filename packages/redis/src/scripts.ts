@@ -24,13 +24,33 @@ export class Script {
 const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[${i}] then return -1 end`;
 
 /**
+ * Lua: adds the session ARGV[member] to the index sets in KEYS[7], KEYS[9], … and
+ * their activity twins in KEYS[8], KEYS[10], …, renewing their TTL (ARGV[ttl]). With
+ * `active` (an append) its activity score becomes ARGV[now]; otherwise it is set only
+ * if missing. A standalone server's writes pass the session's index keys so this runs
+ * in the write's own script; a Cluster's sit in other slots, so there the store runs
+ * INDEX for each first and passes none.
+ */
+const INDEXED = (member: number, ttl: number, now: number, active: boolean) => `
+for i = 7, #KEYS, 2 do
+  redis.call('ZADD', KEYS[i], 0, ARGV[${member}])
+  redis.call('ZADD', KEYS[i + 1], ${active ? "" : "'NX', "}ARGV[${now}], ARGV[${member}])
+  if tonumber(ARGV[${ttl}]) > 0 then
+    redis.call('EXPIRE', KEYS[i], ARGV[${ttl}])
+    redis.call('EXPIRE', KEYS[i + 1], ARGV[${ttl}])
+  end
+end`;
+
+/**
  * Appends a turn atomically: records its turn id (a turn stored already writes
  * nothing), checks the fence, pushes its messages, stores the session key, renews
  * the TTL, and, when asked, gives the fencing lock back in the same step. The turn
  * id comes before the fence: ioredis sends a command again after a reconnect, and
  * a repeat of an append that was applied (and so released its lock) must say
  * "stored already", never "lock lost".
- * KEYS: messages, turns, key, state, lock, info. ARGV: turn id, ttl seconds (0: none), key JSON, lock token, "1" to release, now (epoch ms), messages…
+ * KEYS: messages, turns, key, state, lock, info, then index and activity set pairs
+ * (see INDEXED). ARGV: turn id, ttl seconds (0: none), key JSON, lock token, "1" to
+ * release, now (epoch ms), the session's encoded key (its index member), messages…
  * Returns 1 when appended, 0 when the turn id was stored before, -1 when the lock is not the token's.
  */
 export const APPEND = new Script(`
@@ -40,8 +60,8 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return 0
 end
 ${FENCE(4)}
-redis.call('SADD', KEYS[2], ARGV[1])
-for i = 7, #ARGV, 1000 do
+redis.call('SADD', KEYS[2], ARGV[1])${INDEXED(7, 2, 6, true)}
+for i = 8, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 redis.call('SET', KEYS[3], ARGV[3])
@@ -68,34 +88,37 @@ end`;
 /**
  * Sets derived-state values (one, or several together: a script runs whole),
  * creating the session if needed, and renews the session's TTL. KEYS: messages,
- * turns, key, state, lock, info. ARGV: ttl seconds (0: none), key JSON, now, lock
- * token, then pairs of name and JSON value. Returns 1, or -1 when the lock is not the token's.
+ * turns, key, state, lock, info, then index pairs (INDEXED). ARGV: ttl seconds (0:
+ * none), key JSON, now, lock token, the session's encoded key, then pairs of name
+ * and JSON value. Returns 1, or -1 when the lock is not the token's.
  */
 export const SET_STATE = new Script(`
 ${FENCE(4)}
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
-${TOUCH}
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+${TOUCH}${INDEXED(5, 1, 3, false)}
 return 1
 `);
 
 /**
  * Sets or removes a session's title and metadata, creating the session if needed.
- * KEYS: as SET_STATE. ARGV: ttl, key JSON, now, lock token, then pairs of field
- * ("ti", "md") and value ("" removes it). Returns 1, or -1 when the lock is not the token's.
+ * KEYS: as SET_STATE. ARGV: ttl, key JSON, now, lock token, the session's encoded
+ * key, then pairs of field ("ti", "md") and value ("" removes it). Returns 1, or -1
+ * when the lock is not the token's.
  */
 export const SET_INFO = new Script(`
 ${FENCE(4)}
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[6], ARGV[i]) else redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1]) end
 end
-${TOUCH}
+${TOUCH}${INDEXED(5, 1, 3, false)}
 return 1
 `);
 
 /**
  * Adds a session to an index set (by name) and its activity twin, renewing both
- * TTLs. KEYS: index, activity set. ARGV: member, ttl seconds (0: none), now, "1"
- * when this is activity (an append), else the activity score is set only if missing.
+ * TTLs: a Cluster's index writes, each in its own slot. KEYS: index, activity set.
+ * ARGV: member, ttl seconds (0: none), now, "1" when this is activity (an append),
+ * else the activity score is set only if missing.
  */
 export const INDEX = new Script(`
 redis.call('ZADD', KEYS[1], 0, ARGV[1])
