@@ -35,7 +35,7 @@ export function oneStatementAppend(
   ttlMs: number | undefined,
   key: SessionKey,
   id: string,
-  payloads: string[],
+  payloads: readonly string[],
   turnId: string,
   token: string | undefined,
   release: boolean,

@@ -1,47 +1,9 @@
-import type { BaseMessage } from "@langchain/core/messages";
-import {
-  type JsonValue,
-  type ListOptions,
-  type LockOptions,
-  MemoriaError,
-  type ReadOptions,
-  type SessionKey,
-  type SessionKeyFilter,
-  type SessionPage,
-  type TailReplacement,
-  StoreChatMessageHistory,
-  StoreClosedError,
-  StoreUnavailableError,
-  type FencedWriteOptions,
-  type TurnLock,
-  createKeyFilter,
-  createSessionKey,
-  encodeSessionKey,
-  type RecallIndex,
-} from "@memoria/core";
-import {
-  checkTail,
-  decodeMessages,
-  encodePayloads,
-  listLimit,
-  namedValues,
-  readWindow,
-  sessionKeyId,
-  requireFilterField,
-  stateName,
-  stateValue,
-  trimCount,
-  turnIdOf,
-  withoutScopes,
-  refuseSealed,
-  stateEntries,
-  type TurnAppendOptions,
-  type TurnAppendResult,
-} from "@memoria/core/store-kit";
+import type { SessionKeyFilter } from "@memoria/core";
+import { type EngineSession, MemoriaError, type RecallIndex, StoreClosedError, type StoreEngine, StoreUnavailableError, defineStore } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
-import { acquireTableLock } from "./table-lock.js";
+import { tableLock } from "./table-lock.js";
 import { conversationQueries } from "./conversation-queries.js";
 import { recallTable } from "./recall-table.js";
 import { replaceTail } from "./tail-replacement.js";
@@ -50,7 +12,11 @@ import type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
 
 export type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
 
-/** The store body shared by every SQL engine. */
+/**
+ * The store shared by every SQL engine: an engine (below) that moves strings, and
+ * `defineStore` for the rest. SQLite, PostgreSQL and MySQL differ only in their
+ * dialect (sql-dialect.ts).
+ */
 export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
   const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.lockSchema);
   const ttlMs = ttlOf(options.ttlSeconds);
@@ -102,85 +68,60 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     };
   }
 
-  const store: SqlHistoryStore = {
+  const engine: StoreEngine = {
     name,
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
-    ready,
     recallIndex: () => (recall ??= recallTable(dialect, t, ready)),
 
-    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      const id = sessionKeyId(key);
-      const last = readWindow(readOptions);
+    async read({ id }, last) {
       if (!isReady) await ready();
-      if (last === 0) return [];
-      const payloads = last === undefined ? await column(reads.all, [id]) : await column(reads.last, reads.lastParams(id, last));
-      return refuseSealed(key, decodeMessages(payloads), readOptions);
+      return (await (last === undefined ? column(reads.all, [id]) : column(reads.last, reads.lastParams(id, last)))) as string[];
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: TurnAppendOptions): Promise<TurnAppendResult> {
-      const sessionKey = createSessionKey(key);
-      const turnId = turnIdOf(appendOptions);
-      const payloads = encodePayloads(messages);
-      await ready();
-      if (payloads.length === 0) return { appended: true };
-      return writer.append(sessionKey, encodeSessionKey(sessionKey), payloads, turnId, appendOptions);
+    async append({ key, id }, payloads, turn) {
+      if (!isReady) await ready();
+      return writer.append(key, id, payloads, turn.turnId, turn.fence, turn.release);
     },
 
-    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
-      const id = encodeSessionKey(createSessionKey(key));
-      stateName(name);
+    async getState({ id }, stateKey) {
       await ready();
-      const [row] = await query<{ value: unknown }>(
+      const [row] = await query<{ value: string }>(
         `SELECT ${dialect.jsonText("value")} AS value FROM ${t.state} WHERE session_id = ? AND name = ? AND NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`,
-        [id, name, id],
+        [id, stateKey, id],
       );
-      if (!row) return undefined;
-      return JSON.parse(row.value as string) as JsonValue;
+      return row?.value;
     },
 
-    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-      const id = encodeSessionKey(createSessionKey(key));
+    async getAllState({ id }) {
       await ready();
       const rows = await query<{ name: string; value: string }>(
-        `SELECT st.name, ${dialect.jsonText("st.value")} AS value FROM ${t.state} st JOIN ${t.sessions} s ON s.id = st.session_id WHERE s.id = ? AND ${alive("s.expires_at")} ORDER BY st.name`,
+        `SELECT st.name, ${dialect.jsonText("st.value")} AS value FROM ${t.state} st JOIN ${t.sessions} s ON s.id = st.session_id WHERE s.id = ? AND ${alive("s.expires_at")}`,
         [id],
       );
-      return namedValues(rows.map((row) => [row.name, JSON.parse(row.value) as JsonValue]));
+      return rows.map((row) => [row.name, row.value] as const);
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      const entry: [string, string] = [stateName(name), JSON.stringify(stateValue(value))];
+    async setState({ key, id }, stateKey, json, fence) {
       await ready();
-      await writer.setStates(sessionKey, encodeSessionKey(sessionKey), [entry], writeOptions);
+      await writer.setStates(key, id, [[stateKey, json]], fence);
     },
 
-    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      const entries = stateEntries(values).map(([name, value]): [string, string] => [name, JSON.stringify(value)]);
-      if (entries.length === 0) return;
+    async setStates({ key, id }, values, fence) {
       await ready();
-      await writer.setStates(sessionKey, encodeSessionKey(sessionKey), entries, writeOptions);
+      await writer.setStates(key, id, values, fence);
     },
 
     info: conversations.info,
     setInfo: conversations.setInfo,
     recent: conversations.recent,
 
-    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
-      const sessionKey = createSessionKey(key);
-      checkTail(tail);
-      const payloads = encodePayloads(tail.messages);
-      const id = encodeSessionKey(sessionKey);
+    async replaceTail({ key, id }, tail, fence) {
       await ready();
-      await dialect.transaction(() => replaceTail(dialect, t, writer, sessionKey, id, { from: tail.from, count: tail.count, payloads }, writeOptions));
+      return dialect.transaction(() => replaceTail(dialect, t, writer, key, id, tail, fence));
     },
 
-    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
-      const id = encodeSessionKey(createSessionKey(key));
-      const oldest = trimCount(trimOptions);
+    async trim({ id }, oldest) {
       await ready();
-      if (oldest === 0) return 0;
       return dialect.transaction(function* () {
         const removed = yield* run(
           `DELETE FROM ${t.messages} WHERE session_id = ? AND seq IN (SELECT seq FROM (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT ?) AS oldest)`,
@@ -191,8 +132,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       });
     },
 
-    async clear(key: SessionKey): Promise<void> {
-      const id = encodeSessionKey(createSessionKey(key));
+    async clear({ id }) {
       await ready();
       await dialect.transaction(function* () {
         yield* run(`DELETE FROM ${t.locks} WHERE session_id = ?`, [id]);
@@ -200,45 +140,30 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       });
     },
 
-    async count(key: SessionKey): Promise<number> {
-      const id = encodeSessionKey(createSessionKey(key));
+    async count({ id }) {
       await ready();
-      const [row] = await query<{ message_count: number | string }>(
-        `SELECT message_count FROM ${t.sessions} WHERE id = ? AND ${alive()}`,
-        [id],
-      );
+      const [row] = await query<{ message_count: number | string }>(`SELECT message_count FROM ${t.sessions} WHERE id = ? AND ${alive()}`, [id]);
       return row ? Number(row.message_count) : 0;
     },
 
-    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
-      const entries = Object.entries(createKeyFilter(filter));
-      const limit = listLimit(listOptions);
-      const cursor = listOptions?.cursor ?? "";
+    /** Ids after `after`, every field of `match` held: the first through the fields index, the others as conditions. */
+    async list(match, { after, limit }) {
       await ready();
-      let rows: { id: string; key_json: string }[];
+      const entries = Object.entries(match);
       if (entries.length === 0) {
-        rows = await query(
-          `SELECT id, key_json FROM ${t.sessions} s WHERE id > ? AND ${alive()} ORDER BY id LIMIT ?`,
-          [cursor, limit + 1],
-        );
-      } else {
-        const [[field, value], ...rest] = entries as [[string, string], ...[string, string][]];
-        const more = fieldConditions(rest);
-        rows = await query(
-          `SELECT s.id, s.key_json FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
-           WHERE f.field = ? AND f.value = ? AND f.session_id > ? AND ${alive("s.expires_at")}${more.sql}
-           ORDER BY f.session_id LIMIT ?`,
-          [field, value, cursor, ...more.params, limit + 1],
-        );
+        return column(`SELECT id FROM ${t.sessions} s WHERE id > ? AND ${alive()} ORDER BY id LIMIT ?`, [after ?? "", limit]) as Promise<string[]>;
       }
-      const page = rows.slice(0, limit);
-      const sessions = withoutScopes(page.map((row) => createSessionKey(JSON.parse(row.key_json))), (key) => key, filter);
-      return rows.length > limit ? { sessions, cursor: page[page.length - 1]?.id } : { sessions };
+      const [[field, value], ...rest] = entries as [[string, string], ...[string, string][]];
+      const more = fieldConditions(rest);
+      return column(
+        `SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
+         WHERE f.field = ? AND f.value = ? AND f.session_id > ? AND ${alive("s.expires_at")}${more.sql}
+         ORDER BY f.session_id LIMIT ?`,
+        [field, value, after ?? "", ...more.params, limit],
+      ) as Promise<string[]>;
     },
 
-    async delete(filter: SessionKeyFilter): Promise<number> {
-      const match = createKeyFilter(filter);
-      requireFilterField(match);
+    async delete(match: SessionKeyFilter) {
       const [[field, value], ...rest] = Object.entries(match) as [[string, string], ...[string, string][]];
       const more = fieldConditions(rest);
       await ready();
@@ -267,16 +192,18 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       return deleted;
     },
 
-    history(key: SessionKey) {
-      return new StoreChatMessageHistory(store, createSessionKey(key));
-    },
+    lock: ({ id }: EngineSession, owner, ttlMs) => tableLock(dialect, t, id, owner, ttlMs, ready, lockedReads || undefined),
 
-    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      const sessionKey = createSessionKey(key);
-      await ready();
-      return acquireTableLock(dialect, t, sessionKey, lockOptions, lockedReads);
+    async close() {
+      closed = true;
+      isReady = false;
+      await dialect.close();
     },
+  };
 
+  return Object.assign(defineStore(engine), {
+    ready,
+    recallIndex: engine.recallIndex as () => RecallIndex,
     async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {
       const batchSize = pruneOptions.batchSize ?? 500;
       await ready();
@@ -293,15 +220,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await change(`DELETE FROM ${t.locks} WHERE expires_at <= ${now}`);
       return total;
     },
-
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      isReady = false;
-      await dialect.close();
-    },
-  };
-  return store;
+  }) as SqlHistoryStore;
 }
 
 function ttlOf(ttlSeconds: number | undefined): number | undefined {

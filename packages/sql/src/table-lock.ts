@@ -1,5 +1,5 @@
-import { type FencedWriteOptions, LockLostError, type LockOptions, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
-import { lockTimes, pollForLock, withLockedRead } from "@memoria/core/store-kit";
+import { LockLostError, type SessionKey } from "@memoria/core";
+import type { EngineLock } from "@memoria/core/store-kit";
 import type { ReadStatements } from "./history-reads.js";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
@@ -8,50 +8,38 @@ import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
  * A turn lock as a row: taken when absent or expired, renewed and released only
  * by its owner (an owner token), and expiring after its TTL if its owner dies.
  * Times come from the database's clock, so app servers with skewed clocks agree on
- * expiry.
+ * expiry. The kit (`defineStore`) polls, renews and releases it through these calls.
  *
- * Asked for a read (`options.read`) where the engine sends statements in one trip
- * (`dialect.inOneTrip`), each try also reads the session in that trip, after the try
- * and in a snapshot of its own, so the read sees every turn stored before the lock
- * was taken (`lockedReads`: reads that return rows only to the lock's owner, so a
- * try that finds the lock held reads nothing). The messages come back on the lock.
+ * Where the engine sends statements in one trip (`dialect.inOneTrip`), a try can also
+ * read the session in that trip (`takeAndRead`), after the try and in a snapshot of
+ * its own, so the read sees every turn stored before the lock was taken
+ * (`lockedReads`: reads that return rows only to the lock's owner, so a try that
+ * finds the lock held reads nothing).
  */
-export async function acquireTableLock(dialect: SqlDialect, t: Tables, key: SessionKey, options: LockOptions, lockedReads?: ReadStatements): Promise<TurnLock> {
-  const id = encodeSessionKey(key);
-  const owner = crypto.randomUUID();
-  const { ttlMs, read } = lockTimes(options);
+export function tableLock(dialect: SqlDialect, t: Tables, id: string, owner: string, ttlMs: number, ready: () => Promise<void>, lockedReads?: ReadStatements): EngineLock {
   const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
   const takeStep: SqlStep = { kind: "run", sql: takeStatement(dialect, t, ttlMs), params: [id, owner] };
-  const takeReading = read && lockedReads && dialect.inOneTrip ? readingTry(dialect.inOneTrip.bind(dialect), takeStep, lockedReads, id, owner, read.last) : undefined;
-  let payloads: unknown[] | undefined;
-  const take = takeReading
-    ? async () => {
-        payloads = await takeReading();
-        return payloads !== undefined;
-      }
-    : async () => (await dialect.execute<number>(takeStep)) > 0;
-  const lock = await pollForLock(key, options, {
-    owner,
-    take,
+  const send = dialect.inOneTrip?.bind(dialect);
+  const lock: EngineLock = {
+    async take() {
+      await ready();
+      return (await dialect.execute<number>(takeStep)) > 0;
+    },
     renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
-    release: async () => {
+    async release() {
       await change(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, owner]);
     },
-  });
-  return withLockedRead(lock, key, payloads, options.read);
-}
-
-/**
- * A try of the lock that also reads the session (all, or the `last` messages) in the
- * same trip: the payloads when it took the lock, undefined when another owner holds it.
- */
-function readingTry(send: NonNullable<SqlDialect["inOneTrip"]>, takeStep: SqlStep, reads: ReadStatements, id: string, owner: string, last: number | undefined) {
-  const readStep: SqlStep =
-    last === undefined ? { kind: "column", sql: reads.all, params: [id, owner] } : { kind: "column", sql: reads.last, params: reads.lastParams(id, last, owner) };
-  return async (): Promise<unknown[] | undefined> => {
-    const [changed, rows] = await send([takeStep, readStep]);
-    return changed === 0 ? undefined : (rows as unknown[]);
   };
+  if (send && lockedReads) {
+    lock.takeAndRead = async (last) => {
+      await ready();
+      const readStep: SqlStep =
+        last === undefined ? { kind: "column", sql: lockedReads.all, params: [id, owner] } : { kind: "column", sql: lockedReads.last, params: lockedReads.lastParams(id, last, owner) };
+      const [changed, rows] = await send([takeStep, readStep]);
+      return changed === 0 ? undefined : (rows as string[]);
+    };
+  }
+  return lock;
 }
 
 /**
@@ -81,8 +69,7 @@ function takeStatement(dialect: SqlDialect, t: Tables, ttlMs: number): string {
  * the row is locked (`FOR UPDATE`) until commit, so a takeover or an erasure waits
  * for this write and then sees it; SQLite's write lock already orders them.
  */
-export function* checkFence(dialect: SqlDialect, t: Tables, key: SessionKey, id: string, options: FencedWriteOptions | undefined): Generator<SqlStep, void, unknown> {
-  const token = options?.lock?.token;
+export function* checkFence(dialect: SqlDialect, t: Tables, key: SessionKey, id: string, token: string | undefined): Generator<SqlStep, void, unknown> {
   if (token === undefined) return;
   const held = yield* all(`SELECT owner FROM ${t.locks} WHERE session_id = ? AND owner = ?${dialect.forUpdate}`, [id, token]);
   if (held.length === 0) throw new LockLostError(key);

@@ -1,5 +1,5 @@
-import type { FencedWriteOptions, SessionKey } from "@memoria/core";
-import { changedUnderEdit, randomId } from "@memoria/core/store-kit";
+import type { SessionKey } from "@memoria/core";
+import { randomId } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
 import { checkFence } from "./table-lock.js";
@@ -11,7 +11,8 @@ const ROW_PARAMS = 4;
  * An edit's tail replacement as one transaction: the fence, the session row
  * (locked, so no append slips in), the count check, the old tail's rows deleted,
  * the new ones inserted after every sequence number used so far (so order by
- * `seq` stays the session's order), and the count set.
+ * `seq` stays the session's order), and the count set. Returns the count found:
+ * when it is not `tail.count`, nothing was written.
  */
 export function* replaceTail(
   dialect: SqlDialect,
@@ -19,19 +20,19 @@ export function* replaceTail(
   writer: TurnWriter,
   key: SessionKey,
   id: string,
-  tail: { from: number; count: number; payloads: string[] },
-  fence: FencedWriteOptions | undefined,
-): Generator<SqlStep, void, unknown> {
-  yield* checkFence(dialect, t, key, id, fence);
+  tail: { from: number; count: number; payloads: readonly string[] },
+  token: string | undefined,
+): Generator<SqlStep, number, unknown> {
+  yield* checkFence(dialect, t, key, id, token);
   const alive = `(expires_at IS NULL OR expires_at > ${dialect.nowMs})`;
   const [row] = yield* all<{ message_count: number | string; next_seq: number | string }>(
     `SELECT message_count, next_seq FROM ${t.sessions} WHERE id = ? AND ${alive}${dialect.forUpdate}`,
     [id],
   );
   const found = row ? Number(row.message_count) : 0;
-  if (found !== tail.count) throw changedUnderEdit(found, tail.count);
+  if (found !== tail.count) return found;
   const n = tail.payloads.length;
-  if (n === 0 && tail.from === found) return;
+  if (n === 0 && tail.from === found) return found;
   if (tail.from < found) {
     yield* run(
       `DELETE FROM ${t.messages} WHERE session_id = ? AND seq >= (SELECT seq FROM (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?) AS first_replaced)`,
@@ -51,4 +52,5 @@ export function* replaceTail(
       chunk.flatMap((payload, i) => [id, first + i, turnId, payload]),
     );
   }
+  return found;
 }

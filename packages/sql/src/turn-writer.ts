@@ -1,5 +1,4 @@
-import { type FencedWriteOptions, LockLostError, type SessionKey } from "@memoria/core";
-import type { TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
+import { LockLostError, type SessionKey } from "@memoria/core";
 import { oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
@@ -8,13 +7,20 @@ import { checkFence } from "./table-lock.js";
 
 const ROW_PARAMS = 4;
 
+/** What an append did: stored the turn (not when its id was stored before), and gave its lock back with it. */
+export interface AppendOutcome {
+  appended: boolean;
+  released?: boolean;
+}
+
 /** How a SQL store writes: a turn's append, and the session upsert that state writes share. */
 export interface TurnWriter {
   /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
   upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
-  append(key: SessionKey, id: string, payloads: string[], turnId: string, options: TurnAppendOptions | undefined): Promise<TurnAppendResult>;
+  /** A turn's messages under `turnId`, fenced by the lock `token` when given, which `release` gives back in the same step. */
+  append(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Promise<AppendOutcome>;
   /** State values (name and JSON text) written together, fenced as an append is: one statement where the dialect writes so, else one transaction. */
-  setStates(key: SessionKey, id: string, entries: [string, string][], options: FencedWriteOptions | undefined): Promise<void>;
+  setStates(key: SessionKey, id: string, entries: readonly (readonly [string, string])[], token: string | undefined): Promise<void>;
 }
 
 export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undefined): TurnWriter {
@@ -88,8 +94,8 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   }
 
   /** The append as a transaction; the lock's release, when asked, is its last statement. */
-  function* appendTurn(key: SessionKey, id: string, payloads: string[], turnId: string, fence: FencedWriteOptions | undefined, release: boolean): Generator<SqlStep, TurnAppendResult, unknown> {
-    yield* checkFence(dialect, t, key, id, fence);
+  function* appendTurn(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Generator<SqlStep, AppendOutcome, unknown> {
+    yield* checkFence(dialect, t, key, id, token);
     const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);
     if (inserted === 0) throw new Rollback({ appended: false }); // this turn is stored already
@@ -103,12 +109,12 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
       );
     }
     if (!release) return { appended: true };
-    yield* run(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, fence?.lock?.token]);
+    yield* run(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, token]);
     return { appended: true, released: true };
   }
 
-  function* writeStates(key: SessionKey, id: string, entries: [string, string][], fence: FencedWriteOptions | undefined): Generator<SqlStep, void, unknown> {
-    yield* checkFence(dialect, t, key, id, fence);
+  function* writeStates(key: SessionKey, id: string, entries: readonly (readonly [string, string])[], token: string | undefined): Generator<SqlStep, void, unknown> {
+    yield* checkFence(dialect, t, key, id, token);
     yield* upsertSession(key, id, 0);
     const rowsPerStatement = Math.floor(dialect.maxParams / 3);
     for (let from = 0; from < entries.length; from += rowsPerStatement) {
@@ -122,9 +128,9 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
 
   return {
     upsertSession,
-    async setStates(key, id, entries, options) {
+    async setStates(key, id, entries, token) {
       if (dialect.writesInOneStatement) {
-        const statement = oneStatementStates(t, now, ttlMs, key, id, entries, options?.lock?.token);
+        const statement = oneStatementStates(t, now, ttlMs, key, id, entries, token);
         const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
         const outcome = statement.outcome(row);
         if (!outcome.expired) {
@@ -132,11 +138,9 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
           return;
         }
       }
-      await dialect.transaction(() => writeStates(key, id, entries, options));
+      await dialect.transaction(() => writeStates(key, id, entries, token));
     },
-    async append(key, id, payloads, turnId, options) {
-      const token = options?.lock?.token;
-      const release = options?.release === true && token !== undefined;
+    async append(key, id, payloads, turnId, token, release) {
       if (dialect.writesInOneStatement) {
         const statement = oneStatementAppend(t, now, ttlMs, key, id, payloads, turnId, token, release);
         const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
@@ -146,7 +150,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
           return outcome.released ? { appended: outcome.appended, released: true } : { appended: outcome.appended };
         }
       }
-      return dialect.transaction(() => appendTurn(key, id, payloads, turnId, options, release));
+      return dialect.transaction(() => appendTurn(key, id, payloads, turnId, token, release));
     },
   };
 }
