@@ -59,7 +59,10 @@ export interface MemoryStrategy {
    * The read `load` always starts with, before it reads, trims or writes anything
    * else (`{}`: the whole history; `{ last: n }`: a window). The wrapper may then
    * take it with the turn lock, in one step where the store can (one round trip
-   * fewer a turn on Redis), and hand it to that first `read`.
+   * fewer a turn on Redis and PostgreSQL), and hand it to that first `read`; a whole
+   * history taken so also answers `count()` until the turn writes. Declaring it is
+   * never wrong, only wasted when the first read asks for something else: the lock's
+   * read is handed only to a read asking for the same, before any write or trim.
    */
   readonly firstRead?: ReadOptions;
 }

@@ -42,6 +42,9 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
   const joinedRead = joinedReadOf(store);
   let readWithLock = lock?.messages && lockRead ? { options: lockRead, messages: lock.messages } : undefined;
   if (lock) lock.messages = undefined; // handed to this backend's first read; not kept for the turn
+  // The count, from a whole history read with the lock, until this turn writes: the
+  // history its prompt is built from (what recall's `skipRecent` counts back from).
+  let counted = readWithLock && readWithLock.options.last === undefined && !readWithLock.options.sealed ? readWithLock.messages.length : undefined;
   return {
     identity: store,
     store,
@@ -52,10 +55,11 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
       return store.read(key, options);
     },
     readJoined: joinedRead && ((after) => joinedRead(key, after)),
-    count: () => store.count(key),
+    count: () => (counted === undefined ? store.count(key) : Promise.resolve(counted)),
     state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
     save: async (messages, turnId, options) => {
       readWithLock = undefined;
+      counted = undefined;
       const release = options?.last === true && lock !== undefined;
       const hinted: TurnAppendOptions = { turnId, lock, release, keepTurnId: options?.keepTurnId };
       const result: TurnAppendResult = await store.append(key, messages, hinted);
@@ -66,6 +70,7 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
     trim: store.trim
       ? (oldest) => {
           readWithLock = undefined;
+          counted = undefined;
           return (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest });
         }
       : undefined,

@@ -21,6 +21,11 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
   const combined: MemoryStrategy & { idle(): Promise<void> } = {
     name: strategies.map((strategy) => strategy.name).join(" + "),
     readonly: strategies.every((strategy) => strategy.readonly),
+    // The first history read among the parts (facts and recall read state and other
+    // sessions, not this one's messages), so the wrapper can take it with the turn lock.
+    // Safe whatever the parts do first: a lock's read is only handed to a read asking
+    // for the same, and never after the turn wrote or trimmed messages.
+    firstRead: strategies.find((strategy) => strategy.firstRead !== undefined)?.firstRead,
     async load(context) {
       const system: string[] = [];
       const user: string[] = [];

@@ -1,11 +1,22 @@
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { RunnableWithMessageHistory, editSession, memoryContext } from "@memoria/core";
+import {
+  type HistoryStore,
+  type LockOptions,
+  type MemoryStrategy,
+  type ReadOptions,
+  RunnableWithMessageHistory,
+  type SessionKey,
+  createInMemoryStore,
+  editSession,
+  memoryContext,
+} from "@memoria/core";
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
   memoryBlock,
   bufferMemory,
+  combineMemory,
   readOnlyMemory,
   summaryBufferMemory,
   summaryMemory,
@@ -183,5 +194,67 @@ describe.each(STORES)("compaction on %s", (_, makeStore) => {
     expect(await store.count({ sessionId: "sc" })).toBe(0);
     expect(prompts[2]![0]!.content).toBe(memoryBlock("summary", "Summary of the conversation so far", "Alpha reply Bravo reply"));
     await store.close();
+  });
+});
+
+describe("combineMemory and the turn lock's read", () => {
+  /**
+   * An in-memory store whose lock reads the session with it when asked, as the Redis
+   * and PostgreSQL stores do in one step, counting the reads and counts it is asked for.
+   */
+  function readingLockStore() {
+    const inner = createInMemoryStore();
+    const asked = { read: 0, count: 0 };
+    const store: HistoryStore = Object.assign(Object.create(inner) as HistoryStore, {
+      async read(key: SessionKey, options?: ReadOptions) {
+        asked.read++;
+        return inner.read(key, options);
+      },
+      async count(key: SessionKey) {
+        asked.count++;
+        return inner.count(key);
+      },
+      async lock(key: SessionKey, options: LockOptions = {}) {
+        const lock = await (inner.lock as NonNullable<HistoryStore["lock"]>)(key, options);
+        if (options.read) lock.messages = await inner.read(key, options.read);
+        return lock;
+      },
+    });
+    return { store, asked };
+  }
+
+  it("takes the history with the lock for its buffer, and counts the session from it", async () => {
+    const { store, asked } = readingLockStore();
+    const key = { sessionId: "c" };
+    await store.append(key, numbered(4));
+    let counted: number | undefined;
+    const counting: MemoryStrategy = { name: "counting", load: async ({ count }) => ((counted = await count()), []) };
+    const memory = combineMemory(counting, bufferMemory());
+    expect(memory.firstRead).toEqual({});
+    const { model, prompts } = observer();
+    await new RunnableWithMessageHistory({ runnable: model, store, memory }).invoke([new HumanMessage("q")], { configurable: { sessionId: "c" } });
+    expect(prompts[0]).toHaveLength(5);
+    expect(counted).toBe(4);
+    expect(asked).toEqual({ read: 0, count: 0 });
+    // After the turn's write the count is asked of the store again.
+    expect(await memoryContext(store, key).count()).toBe(6);
+    expect(asked.count).toBe(1);
+  });
+
+  it("takes a window with the lock when that is the first read, and counts from the store then", async () => {
+    const { store, asked } = readingLockStore();
+    await store.append({ sessionId: "w" }, numbered(10));
+    let counted: number | undefined;
+    const counting: MemoryStrategy = { name: "counting", load: async ({ count }) => ((counted = await count()), []) };
+    const window = windowMemory({ k: 2 });
+    const memory = combineMemory(counting, window);
+    expect(memory.firstRead).toEqual(window.firstRead);
+    const windowed = await window.load(memoryContext(store, { sessionId: "w" }));
+    asked.read = 0;
+    const { model, prompts } = observer();
+    await new RunnableWithMessageHistory({ runnable: model, store, memory }).invoke([new HumanMessage("q")], { configurable: { sessionId: "w" } });
+    expect(prompts[0]).toEqual([...windowed, new HumanMessage("q")]);
+    expect(counted).toBe(10);
+    expect(asked).toEqual({ read: 0, count: 1 });
   });
 });
