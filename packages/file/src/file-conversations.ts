@@ -1,16 +1,7 @@
 import type { Stats } from "node:fs";
 import { open } from "node:fs/promises";
-import {
-  type InfoPage,
-  type JsonValue,
-  type ListOptions,
-  type SessionInfo,
-  type SessionKey,
-  type SessionKeyFilter,
-  createSessionKey,
-  encodeSessionKey,
-} from "@memoria/core";
-import { type CheckedPatch, recentPage, sessionInfo } from "@memoria/core/store-kit";
+import type { JsonValue, SessionKeyFilter } from "@memoria/core";
+import { type CheckedPatch, type EngineInfo, type EngineSession, keyMatches } from "@memoria/core/store-kit";
 import { type FoundSession, readHeader } from "./session-directory.js";
 import type { Paths } from "./session-ledger.js";
 
@@ -38,17 +29,17 @@ export function patchedInfo(state: Record<string, JsonValue>, patch: CheckedPatc
 
 /** What the file store lends the info calls. */
 export interface FileInfoContext {
-  paths(key: SessionKey): Paths;
+  pathsOf(id: string): Paths;
   liveStat(file: string): Stats | undefined;
   count(p: Paths, stats: Stats): Promise<number>;
   readState(p: Paths): Promise<Record<string, JsonValue>>;
   allSessions(): Promise<FoundSession[]>;
 }
 
-async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats: Stats): Promise<SessionInfo> {
+async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats: Stats): Promise<EngineInfo> {
   const [count, state] = await Promise.all([ctx.count(p, stats), ctx.readState(p)]);
   const stored = (state[INFO_ENTRY] as Stored | undefined) ?? {};
-  return sessionInfo(found.key, { createdAt: found.createdAt, lastActiveAt: found.lastActiveAt, messageCount: count, title: stored.ti, metadata: stored.md });
+  return { id: found.id, createdAt: found.createdAt, lastActiveAt: found.lastActiveAt, messageCount: count, title: stored.ti, metadata: stored.md };
 }
 
 /**
@@ -56,9 +47,8 @@ async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats
  * from the file's modification time (a state write renews the session's TTL, so
  * on this store it counts as activity too).
  */
-export async function fileInfo(ctx: FileInfoContext, key: SessionKey): Promise<SessionInfo | undefined> {
-  const sessionKey = createSessionKey(key);
-  const p = ctx.paths(sessionKey);
+export async function fileInfo(ctx: FileInfoContext, { key, id }: EngineSession): Promise<EngineInfo | undefined> {
+  const p = ctx.pathsOf(id);
   const stats = ctx.liveStat(p.file);
   if (!stats) return undefined;
   const handle = await open(p.file, "r").catch(() => undefined);
@@ -69,22 +59,26 @@ export async function fileInfo(ctx: FileInfoContext, key: SessionKey): Promise<S
   } finally {
     await handle.close();
   }
-  const found = { key: sessionKey, id: encodeSessionKey(sessionKey), createdAt: created ?? stats.birthtimeMs, lastActiveAt: Math.floor(stats.mtimeMs) };
-  return infoOf(ctx, found, p, stats);
+  return infoOf(ctx, { key, id, createdAt: created ?? stats.birthtimeMs, lastActiveAt: Math.floor(stats.mtimeMs) }, p, stats);
 }
 
 /**
- * Newest first. The file store has no index: it reads every session file's header
- * and metadata, as `list` does, and sorts. Fine for the thousands of sessions a
- * folder of files is for; use SQLite past that.
+ * Newest first, strictly after `after` in (lastActiveAt desc, id) order. The file
+ * store has no index: it reads every session file's header, as `list` does, and
+ * sorts. Fine for the thousands of sessions a folder of files is for; use SQLite past that.
  */
-export async function fileRecent(ctx: FileInfoContext, filter: SessionKeyFilter | undefined, options: ListOptions | undefined): Promise<InfoPage> {
-  const { page, cursor } = recentPage(await ctx.allSessions(), (found) => found.key, filter, options);
-  const sessions: SessionInfo[] = [];
-  for (const found of page) {
-    const p = ctx.paths(found.key);
+export async function fileRecent(ctx: FileInfoContext, match: SessionKeyFilter, page: { after: { lastActiveAt: number; id: string } | undefined; limit: number }): Promise<EngineInfo[]> {
+  const { after } = page;
+  const newer = (found: FoundSession) => after !== undefined && (found.lastActiveAt > after.lastActiveAt || (found.lastActiveAt === after.lastActiveAt && found.id <= after.id));
+  const found = (await ctx.allSessions())
+    .filter((session) => keyMatches(session.key, match) && !newer(session))
+    .sort((a, b) => b.lastActiveAt - a.lastActiveAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const infos: EngineInfo[] = [];
+  for (const session of found) {
+    if (infos.length === page.limit) break;
+    const p = ctx.pathsOf(session.id);
     const stats = ctx.liveStat(p.file);
-    if (stats) sessions.push(await infoOf(ctx, found, p, stats));
+    if (stats) infos.push(await infoOf(ctx, session, p, stats));
   }
-  return cursor ? { sessions, cursor } : { sessions };
+  return infos;
 }

@@ -108,7 +108,7 @@ async function breakStale(path: string, judged: LockContent | "unreadable", guar
 }
 
 /**
- * Takes a lock file: created with O_EXCL (only one process can), holding an owner
+ * A lock file's calls: created with O_EXCL (only one process can), holding an owner
  * token, an expiry and the holder's process id and host, and renewed by rewriting
  * the expiry while held. A lock is stale once expired, or at once when its holder
  * was a process of this machine that has died. A stale lock is removed only under
@@ -116,10 +116,9 @@ async function breakStale(path: string, judged: LockContent | "unreadable", guar
  * recovering it cannot both win (a rename aside could take a fresh lock that
  * replaced the stale one). Released only by its owner, after any renewal in
  * flight: a renewal's rename landing after the release would put the lock back.
+ * The poller (core's `pollForLock`, or the store kit's lock) tries, renews and releases.
  */
-export async function lockFile(path: string, key: SessionKey, options: LockOptions, guard: BreakGuard = (body) => withBreaker(`${path}.break`, body)): Promise<TurnLock> {
-  const owner = crypto.randomUUID();
-  const { ttlMs } = lockTimes(options);
+export function lockFileCalls(path: string, owner: string, ttlMs: number, guard: BreakGuard = (body) => withBreaker(`${path}.break`, body)) {
   const content = () => JSON.stringify({ owner, expires: Date.now() + ttlMs, pid: process.pid, host: HOST } satisfies LockContent);
   let renewal: Promise<boolean> | undefined;
   let released = false;
@@ -136,8 +135,7 @@ export async function lockFile(path: string, key: SessionKey, options: LockOptio
     }
     return true;
   };
-  return pollForLock(key, options, {
-    owner,
+  return {
     take: async () => {
       if (create(path, content())) return true;
       if (readLock(path)?.owner === owner) return true; // a try of ours that was applied
@@ -154,7 +152,13 @@ export async function lockFile(path: string, key: SessionKey, options: LockOptio
       await renewal?.catch(() => false);
       if (readLock(path)?.owner === owner) removeLock(path);
     },
-  });
+  };
+}
+
+/** Takes a lock file (see `lockFileCalls`), waiting for it as `options` say. */
+export async function lockFile(path: string, key: SessionKey, options: LockOptions, guard?: BreakGuard): Promise<TurnLock> {
+  const owner = crypto.randomUUID();
+  return pollForLock(key, options, { owner, ...lockFileCalls(path, owner, lockTimes(options).ttlMs, guard) });
 }
 
 /**

@@ -1,54 +1,11 @@
 import { unlink, utimes } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { BaseMessage } from "@langchain/core/messages";
-import {
-  type AppendOptions,
-  type AppendResult,
-  type InfoPage,
-  type InfoPatch,
-  type JsonValue,
-  type ListOptions,
-  type LockOptions,
-  MemoriaError,
-  type ReadOptions,
-  type SessionInfo,
-  type SessionKey,
-  type SessionKeyFilter,
-  type SessionPage,
-  type TailReplacement,
-  StoreChatMessageHistory,
-  StoreClosedError,
-  type FencedWriteOptions,
-  type TurnLock,
-  createKeyFilter,
-  createSessionKey,
-  keyMatches,
-} from "@memoria/core";
-import {
-  changedUnderEdit,
-  checkInfoPatch,
-  checkTail,
-  cloneJson,
-  sessionKeyId,
-  encodeMessages,
-  toStoredText,
-  listedBy,
-  listLimit,
-  namedValues,
-  randomId,
-  readWindow,
-  requireFilterField,
-  stateName,
-  stateValue,
-  trimCount,
-  turnIdOf,
-  refuseSealed,
-  stateEntries,
-} from "@memoria/core/store-kit";
+import type { JsonValue, SessionKeyFilter } from "@memoria/core";
+import { type EngineSession, MemoriaError, StoreClosedError, type StoreEngine, defineStore, keyMatches, randomId } from "@memoria/core/store-kit";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
-import { lockFile } from "./file-lock.js";
-import type { TurnLine } from "./session-file.js";
+import { lockFileCalls } from "./file-lock.js";
+import { type TurnLine, openIfExists, tailTurns, turnsFrom } from "./session-file.js";
 import { sessionFolder } from "./session-folder.js";
 import { rewriteTurns } from "./turn-rewrite.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
@@ -57,12 +14,18 @@ import type { FileHistoryStore, FileStoreOptions } from "./file-store-options.js
 
 export type { FileHistoryStore, FileStoreOptions } from "./file-store-options.js";
 
+/** A turn's line from its messages' stored texts: the id and running count first, as `turnHead` reads them. */
+function turnLine(turnId: string, count: number, payloads: readonly string[]): string {
+  return `{"t":${JSON.stringify(turnId)},"n":${count},"m":[${payloads.join(",")}]}\n`;
+}
+
 /**
  * A history store in files: one append-only JSONL file per session, named by the
  * SHA-256 of the encoded session key (so ids never touch a path). The first line
  * holds the key; each further line is one turn (its id, the running message count,
  * its messages), written with one `write`. Derived state sits beside it in a JSON
- * file replaced atomically.
+ * file replaced atomically. The engine below moves strings (and hands out the
+ * decoded messages it caches); `defineStore` does the rest.
  */
 export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   if (typeof options?.directory !== "string" || options.directory === "") {
@@ -74,132 +37,115 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
   if (options.frozen !== undefined && typeof options.frozen !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
   const folder = sessionFolder(root, { sync, ttlMs, cacheSessions: options.cacheSessions ?? 1_000, frozen: options.frozen ?? true });
-  const { ledger, tails, folders, paths, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
+  const { ledger, tails, folders, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
   let closed = false;
 
-  function ensureOpen(): void {
-    if (closed) throw new StoreClosedError("file");
-  }
-
-  /** Checked state values written together: the state file is replaced whole, once. */
-  async function writeState(key: SessionKey, entries: [string, JsonValue][], writeOptions: FencedWriteOptions | undefined): Promise<void> {
-    ensureOpen();
-    const sessionKey = createSessionKey(key);
-    if (entries.length === 0) return;
-    const p = paths(sessionKey);
-    await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-      checkFence(sessionKey, p, writeOptions);
+  /** State values (name and JSON text) written together: the state file is replaced whole, once. */
+  async function writeState({ key, id }: EngineSession, entries: readonly (readonly [string, string])[], token: string | undefined): Promise<void> {
+    const p = pathsOf(id);
+    await onDisk("not-stored", () => exclusive(key, p, async () => {
+      checkFence(key, p, token);
       const entry = await ledger.catchUp(p);
-      if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with state only: its header
-      await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), ...namedValues(entries) }));
+      if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with state only: its header
+      const values = Object.fromEntries(entries.map(([name, json]) => [name, JSON.parse(json) as JsonValue]));
+      await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), ...values }));
       const now = new Date();
       await utimes(p.file, now, now); // a write renews the session's TTL
     }));
   }
 
+  /** The session's turns holding its last `last` messages (all when undefined), from the cache where it is current. */
+  async function turnsOf(id: string, last: number | undefined): Promise<{ turns: readonly TurnLine[]; wanted: number }> {
+    const p = pathsOf(id);
+    const info = liveStat(p.file);
+    if (info === undefined) return { turns: [], wanted: 0 };
+    const wanted = last ?? Number.POSITIVE_INFINITY;
+    // An unchanged file is answered from the cache without a promise of its own.
+    return { turns: tails.cached(p.file, info, wanted) ?? (await tails.read(p.file, info, wanted)), wanted };
+  }
+
   const allSessions = () => liveSessions(root, expired);
   const conversations: FileInfoContext = {
-    paths,
+    pathsOf,
     liveStat,
     count: async (p, stats) => (await tails.read(p.file, stats, 1)).at(-1)?.n ?? 0,
     readState,
     allSessions,
   };
 
-  const store: FileHistoryStore = {
+  const engine: StoreEngine = {
     name: "file",
     capabilities: { ttl: true, crossProcessLock: true, sharedBackend: true },
 
-    async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
-      ensureOpen();
-      const p = pathsOf(sessionKeyId(key));
-      const last = readWindow(readOptions);
-      if (last === 0) return [];
-      const info = liveStat(p.file);
-      if (info === undefined) return [];
-      const wanted = last ?? Number.POSITIVE_INFINITY;
-      // An unchanged file is answered from the cache without a promise of its own.
-      const turns = tails.cached(p.file, info, wanted) ?? (await tails.read(p.file, info, wanted));
-      return refuseSealed(key, lastMessages(turns, last ?? Number.POSITIVE_INFINITY), readOptions);
+    async readMessages({ id }, last) {
+      const { turns, wanted } = await turnsOf(id, last);
+      return lastMessages(turns, wanted);
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const turnId = turnIdOf(appendOptions);
-      const encoded = encodeMessages(messages);
-      if (encoded.length === 0) return { appended: true };
-      const p = paths(sessionKey);
-      return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        checkFence(sessionKey, p, appendOptions);
+    /** The stored texts, read from the file (the kit reads through `readMessages`, which the cache answers). */
+    async read({ id }, last) {
+      const p = pathsOf(id);
+      const info = liveStat(p.file);
+      const handle = info && (await openIfExists(p.file));
+      if (!info || !handle) return [];
+      try {
+        const run = last === undefined ? await turnsFrom(handle, 0, info.size, p.file) : await tailTurns(handle, info.size, last, p.file);
+        const texts = run.turns.flatMap((turn) => turn.m.map((stored) => JSON.stringify(stored)));
+        return last === undefined ? texts : texts.slice(-last);
+      } finally {
+        await handle.close();
+      }
+    },
+
+    async append({ key, id }, payloads, turn) {
+      const p = pathsOf(id);
+      return onDisk("not-stored", () => exclusive(key, p, async () => {
+        checkFence(key, p, turn.fence);
         const entry = await ledger.catchUp(p);
-        if (entry.turnIds.has(turnId)) return { appended: false };
-        const line = `${toStoredText({ t: turnId, n: entry.count + encoded.length, m: encoded } satisfies TurnLine)}\n`;
+        if (entry.turnIds.has(turn.turnId)) return { appended: false };
+        const count = entry.count + payloads.length;
         const at = entry.offset;
-        const turn: TurnLine = { t: turnId, n: entry.count + encoded.length, m: encoded };
-        await ledger.write(sessionKey, p, entry, line);
-        if (at > 0) tails.appended(p.file, at, entry.offset, turn);
-        entry.count += encoded.length;
-        entry.turnIds.add(turnId);
+        await ledger.write(key, p, entry, turnLine(turn.turnId, count, payloads));
+        if (at > 0) tails.appended(p.file, at, entry.offset, { t: turn.turnId, n: count, m: payloads.map((text) => JSON.parse(text)) });
+        entry.count = count;
+        entry.turnIds.add(turn.turnId);
         return { appended: true };
       }));
     },
 
-    async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
-      ensureOpen();
-      const p = paths(createSessionKey(key));
-      stateName(name);
+    async getState({ id }, name) {
+      const p = pathsOf(id);
       if (liveStat(p.file) === undefined) return undefined;
       const value = (await readState(p))[name];
-      return value === undefined ? undefined : cloneJson(value);
+      return value === undefined ? undefined : JSON.stringify(value);
     },
 
-    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-      ensureOpen();
-      const p = paths(createSessionKey(key));
-      if (liveStat(p.file) === undefined) return {};
-      const state = await readState(p);
-      return namedValues(Object.keys(state).filter((name) => name !== INFO_ENTRY).sort().map((name) => [name, state[name] as JsonValue]));
+    async getAllState({ id }) {
+      const p = pathsOf(id);
+      if (liveStat(p.file) === undefined) return [];
+      return Object.entries(await readState(p)).flatMap(([name, value]) => (name === INFO_ENTRY ? [] : [[name, JSON.stringify(value)] as const]));
     },
 
-    async setState(key: SessionKey, name: string, value: JsonValue, writeOptions?: FencedWriteOptions): Promise<void> {
-      return writeState(key, [[stateName(name), stateValue(value)]], writeOptions);
-    },
+    setState: (session, name, json, fence) => writeState(session, [[name, json]], fence),
+    setStates: (session, values, fence) => writeState(session, values, fence),
 
-    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, writeOptions?: FencedWriteOptions): Promise<void> {
-      return writeState(key, stateEntries(values), writeOptions);
-    },
+    info: (session) => fileInfo(conversations, session),
 
-    async info(key: SessionKey): Promise<SessionInfo | undefined> {
-      ensureOpen();
-      return fileInfo(conversations, key);
-    },
-
-    async setInfo(key: SessionKey, patch: InfoPatch, writeOptions?: FencedWriteOptions): Promise<void> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const checked = checkInfoPatch(patch);
-      const p = paths(sessionKey);
-      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        checkFence(sessionKey, p, writeOptions);
+    async setInfo({ key, id }, patch, fence) {
+      const p = pathsOf(id);
+      await onDisk("not-stored", () => exclusive(key, p, async () => {
+        checkFence(key, p, fence);
         const entry = await ledger.catchUp(p);
-        if (entry.offset === 0) await ledger.write(sessionKey, p, entry, ""); // a session with info only: its header
-        await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), checked)));
+        if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with info only: its header
+        await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), patch)));
       }));
     },
 
-    async recent(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<InfoPage> {
-      ensureOpen();
-      return fileRecent(conversations, filter, listOptions);
-    },
+    recent: (match, page) => fileRecent(conversations, match, page),
 
-    async trim(key: SessionKey, trimOptions: { oldest: number }): Promise<number> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const oldest = trimCount(trimOptions);
-      if (oldest === 0) return 0;
-      const p = paths(sessionKey);
-      return onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
+    async trim({ key, id }, oldest) {
+      const p = pathsOf(id);
+      return onDisk("not-stored", () => exclusive(key, p, async () => {
         const entry = await ledger.catchUp(p);
         if (entry.offset === 0) return 0;
         const { lines, removed } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(Math.max(0, oldest - first)));
@@ -210,89 +156,83 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       }));
     },
 
-    async replaceTail(key: SessionKey, tail: TailReplacement, writeOptions?: FencedWriteOptions): Promise<void> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      checkTail(tail);
-      const encoded = encodeMessages(tail.messages);
-      const p = paths(sessionKey);
-      await onDisk("not-stored", () => exclusive(sessionKey, p, async () => {
-        checkFence(sessionKey, p, writeOptions);
+    async replaceTail({ key, id }, tail, fence) {
+      const p = pathsOf(id);
+      return onDisk("not-stored", () => exclusive(key, p, async () => {
+        checkFence(key, p, fence);
         let entry = await ledger.catchUp(p);
         const live = liveStat(p.file) !== undefined;
         const found = live ? entry.count : 0;
-        if (found !== tail.count) throw changedUnderEdit(found, tail.count);
+        if (found !== tail.count) return found;
+        const editId = randomId("edit.");
         if (!live || entry.offset === 0) {
           // Nothing to replace: the new messages (if any) start the session afresh.
           if (entry.offset > 0) {
             await removeSession(p);
             entry = await ledger.catchUp(p);
           }
-          if (encoded.length === 0) return;
-          await ledger.write(sessionKey, p, entry, `${toStoredText({ t: randomId("edit."), n: encoded.length, m: encoded } satisfies TurnLine)}\n`);
-          entry.count += encoded.length;
-          return;
+          if (tail.payloads.length === 0) return found;
+          await ledger.write(key, p, entry, turnLine(editId, tail.payloads.length, tail.payloads));
+          entry.count += tail.payloads.length;
+          return found;
         }
         const { lines } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(0, Math.max(0, tail.from - first)));
-        if (encoded.length > 0) lines.push(toStoredText({ t: randomId("edit."), n: tail.from + encoded.length, m: encoded } satisfies TurnLine));
+        if (tail.payloads.length > 0) lines.push(turnLine(editId, tail.from + tail.payloads.length, tail.payloads).trimEnd());
         await replaceFile(p.file, `${lines.join("\n")}\n`);
         ledger.forget(p.file);
         tails.forget(p.file);
+        return found;
       }));
     },
 
-    async clear(key: SessionKey): Promise<void> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const p = paths(sessionKey);
-      await onDisk("unknown", () => exclusive(sessionKey, p, () => removeSession(p)));
+    async clear({ key, id }) {
+      const p = pathsOf(id);
+      await onDisk("unknown", () => exclusive(key, p, () => removeSession(p)));
     },
 
-    async count(key: SessionKey): Promise<number> {
-      ensureOpen();
-      const p = paths(createSessionKey(key));
+    async count({ id }) {
+      const p = pathsOf(id);
       const info = liveStat(p.file);
       return info === undefined ? 0 : conversations.count(p, info);
     },
 
-    async list(filter?: SessionKeyFilter, listOptions?: ListOptions): Promise<SessionPage> {
-      ensureOpen();
-      const match = createKeyFilter(filter);
-      const limit = listLimit(listOptions);
-      const cursor = listOptions?.cursor;
-      const matching = (await allSessions()).filter(({ key, id }) => listedBy(key, match) && (cursor === undefined || id > cursor));
-      const page = matching.slice(0, limit);
-      const sessions = page.map(({ key }) => key);
-      return matching.length > limit ? { sessions, cursor: page[page.length - 1]?.id } : { sessions };
+    async list(match, { after, limit }) {
+      const matching = (await allSessions()).filter(({ key, id }) => keyMatches(key, match) && (after === undefined || id > after));
+      return matching.slice(0, limit).map(({ id }) => id);
     },
 
-    async delete(filter: SessionKeyFilter): Promise<number> {
-      ensureOpen();
-      const match = createKeyFilter(filter);
-      requireFilterField(match);
+    async delete(match: SessionKeyFilter) {
       let deleted = 0;
-      for (const { key } of await allSessions()) {
+      for (const { key, id } of await allSessions()) {
         if (!keyMatches(key, match)) continue;
-        const p = paths(key);
+        const p = pathsOf(id);
         if (await onDisk("unknown", () => exclusive(key, p, () => removeSession(p)))) deleted++;
       }
       return deleted;
     },
 
-    history(key: SessionKey) {
-      return new StoreChatMessageHistory(store, createSessionKey(key));
-    },
-
-    async lock(key: SessionKey, lockOptions: LockOptions = {}): Promise<TurnLock> {
-      ensureOpen();
-      const sessionKey = createSessionKey(key);
-      const p = paths(sessionKey);
+    lock({ key, id }, owner, ttlMs) {
+      const p = pathsOf(id);
       // A stale turn lock is broken under the append lock, which fenced writes hold while they check it.
-      return onDisk("not-stored", () => inFolder(p, () => lockFile(p.turnLock, sessionKey, lockOptions, (body) => exclusive(sessionKey, p, body).then(() => true))));
+      const calls = lockFileCalls(p.turnLock, owner, ttlMs, (body) => exclusive(key, p, body).then(() => true));
+      return {
+        take: () => onDisk("not-stored", () => inFolder(p, calls.take)),
+        renew: calls.renew,
+        release: calls.release,
+      };
     },
 
+    async close() {
+      closed = true;
+      ledger.clear();
+      tails.clear();
+      folders.clear();
+    },
+  };
+
+  return Object.assign(defineStore(engine), {
     async prune(): Promise<number> {
-      ensureOpen();
+      if (closed) throw new StoreClosedError("file");
       if (ttlMs === undefined) return 0;
       const files = await expiredFiles(root, expired);
       for (const file of files) {
@@ -302,13 +242,5 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       }
       return files.length;
     },
-
-    async close(): Promise<void> {
-      closed = true;
-      ledger.clear();
-      tails.clear();
-      folders.clear();
-    },
-  };
-  return store;
+  });
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type Stats, statSync } from "node:fs";
 import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type FencedWriteOptions, type JsonValue, LockLostError, type SessionKey, encodeSessionKey } from "@memoria/core";
+import { type JsonValue, LockLostError, type SessionKey, encodeSessionKey } from "@memoria/core";
 import { decodeFrozenMessage } from "@memoria/core/store-kit";
 import { lockFile, readLock } from "./file-lock.js";
 import { Ledger, type Paths } from "./session-ledger.js";
@@ -87,9 +87,8 @@ export function sessionFolder(root: string, settings: FolderSettings) {
     }
   }
 
-  /** Throws `LockLostError` unless the write's turn lock (if any) is still the session's (checked under the append lock). */
-  function checkFence(key: SessionKey, p: Paths, fence: FencedWriteOptions | undefined): void {
-    const token = fence?.lock?.token;
+  /** Throws `LockLostError` unless the write's turn lock (its `token`, if any) is still the session's (checked under the append lock). */
+  function checkFence(key: SessionKey, p: Paths, token: string | undefined): void {
     if (token !== undefined && readLock(p.turnLock)?.owner !== token) throw new LockLostError(key);
   }
 

@@ -40,6 +40,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
   const { name } = engine;
   // Without its own lock, the engine's sessions are locked in this process, and the kit checks fences.
   const leases = engine.lock ? undefined : new LocalLeases();
+  const readMessages = engine.readMessages?.bind(engine);
   let closed = false;
 
   function open(): void {
@@ -92,7 +93,8 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = reading(key);
       const last = readWindow(options);
       if (last === 0) return [];
-      return refuseSealed(key, decodeMessages(await ask(() => engine.read(session, last), false)), options);
+      const messages = readMessages ? await ask(() => readMessages(session, last), false) : decodeMessages(await ask(() => engine.read(session, last), false));
+      return refuseSealed(key, messages, options);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], options?: TurnAppendOptions): Promise<TurnAppendResult> {

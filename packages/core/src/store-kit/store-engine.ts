@@ -1,3 +1,4 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import type { StoreCapabilities } from "../history-store.js";
 import type { PolledLock } from "../lock-polling.js";
 import type { RecallIndex } from "../recall-index.js";
@@ -80,6 +81,13 @@ export interface StoreEngine {
 
   /** The payloads in order, or the last `last` of them. */
   read(session: EngineSession, last: number | undefined): Promise<readonly string[]>;
+  /**
+   * The same read, decoded: for an engine that keeps decoded messages (a cache of
+   * frozen messages that every read shares, as the file store's is), so a read of a
+   * cached session decodes nothing. What it returns must equal the decoded `read`,
+   * in a new array. Present, the kit reads through it and never calls `read`.
+   */
+  readMessages?(session: EngineSession, last: number | undefined): Promise<BaseMessage[]>;
   count(session: EngineSession): Promise<number>;
   /**
    * Appends `payloads` and the turn id atomically, creating the session when it is
