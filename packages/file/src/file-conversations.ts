@@ -39,7 +39,7 @@ export interface FileInfoContext {
 async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats: Stats): Promise<EngineInfo> {
   const [count, state] = await Promise.all([ctx.count(p, stats), ctx.readState(p)]);
   const stored = (state[INFO_ENTRY] as Stored | undefined) ?? {};
-  return { id: found.id, createdAt: found.createdAt, lastActiveAt: found.lastActiveAt, messageCount: count, title: stored.ti, metadata: stored.md };
+  return { id: found.id, key: found.key, createdAt: found.createdAt, lastActiveAt: found.lastActiveAt, messageCount: count, title: stored.ti, metadata: stored.md };
 }
 
 /**

@@ -198,7 +198,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
 
     async list(match, { after, limit }) {
       const matching = (await allSessions()).filter(({ key, id }) => keyMatches(key, match) && (after === undefined || id > after));
-      return matching.slice(0, limit).map(({ id }) => id);
+      return matching.slice(0, limit).map(({ key, id }) => ({ key, id }));
     },
 
     async delete(match: SessionKeyFilter) {

@@ -32,6 +32,15 @@ describe("file store", () => {
     expect(existsSync(join(root, "etc"))).toBe(false);
   });
 
+  it("lists a session's key with its fields in the order they were written, as the SQL stores do", async () => {
+    const store = createFileStore({ directory: fresh() });
+    await store.append({ userId: "bob", conversationId: "intro" }, numbered(2));
+    const order = (key: object) => Object.keys(key).join(",");
+    expect((await store.list({ userId: "bob" })).sessions.map(order)).toEqual(["userId,conversationId"]);
+    expect((await (store.recent as NonNullable<typeof store.recent>)({ userId: "bob" })).sessions.map((info) => order(info.key))).toEqual(["userId,conversationId"]);
+    await store.close();
+  });
+
   it("writes a turn as one line, appends without rewriting, and reads a window from the tail only", async () => {
     const directory = fresh();
     const store = createFileStore({ directory });

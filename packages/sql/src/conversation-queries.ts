@@ -1,4 +1,4 @@
-import type { SessionKeyFilter } from "@memoria/core";
+import { type SessionKeyFilter, createSessionKey } from "@memoria/core";
 import type { CheckedPatch, EngineInfo, EngineSession } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
@@ -7,6 +7,7 @@ import type { TurnWriter } from "./turn-writer.js";
 
 interface InfoRow {
   id: string;
+  key_json: string;
   created_at: number | string | null;
   active_at: number | string | null;
   message_count: number | string;
@@ -14,12 +15,13 @@ interface InfoRow {
   metadata: string | null;
 }
 
-const INFO_COLUMNS = "s.id, s.created_at, s.active_at, s.message_count, s.title, s.metadata";
+const INFO_COLUMNS = "s.id, s.key_json, s.created_at, s.active_at, s.message_count, s.title, s.metadata";
 
 function infoOf(row: InfoRow): EngineInfo {
   const lastActiveAt = Number(row.active_at ?? 0);
   return {
     id: row.id,
+    key: createSessionKey(JSON.parse(row.key_json)), // as written, its fields in their order
     createdAt: Number(row.created_at ?? lastActiveAt),
     lastActiveAt,
     messageCount: Number(row.message_count),

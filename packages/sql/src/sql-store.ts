@@ -1,4 +1,4 @@
-import type { SessionKeyFilter } from "@memoria/core";
+import { type SessionKeyFilter, createSessionKey } from "@memoria/core";
 import { type EngineSession, MemoriaError, type RecallIndex, StoreClosedError, type StoreEngine, StoreUnavailableError, defineStore } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
@@ -146,21 +146,24 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       return row ? Number(row.message_count) : 0;
     },
 
-    /** Ids after `after`, every field of `match` held: the first through the fields index, the others as conditions. */
+    /** Sessions after `after`, every field of `match` held (the first through the fields index, the others as conditions), with their keys as written. */
     async list(match, { after, limit }) {
       await ready();
       const entries = Object.entries(match);
+      let rows: { id: string; key_json: string }[];
       if (entries.length === 0) {
-        return column(`SELECT id FROM ${t.sessions} s WHERE id > ? AND ${alive()} ORDER BY id LIMIT ?`, [after ?? "", limit]) as Promise<string[]>;
+        rows = await query(`SELECT id, key_json FROM ${t.sessions} s WHERE id > ? AND ${alive()} ORDER BY id LIMIT ?`, [after ?? "", limit]);
+      } else {
+        const [[field, value], ...rest] = entries as [[string, string], ...[string, string][]];
+        const more = fieldConditions(rest);
+        rows = await query(
+          `SELECT s.id, s.key_json FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
+           WHERE f.field = ? AND f.value = ? AND f.session_id > ? AND ${alive("s.expires_at")}${more.sql}
+           ORDER BY f.session_id LIMIT ?`,
+          [field, value, after ?? "", ...more.params, limit],
+        );
       }
-      const [[field, value], ...rest] = entries as [[string, string], ...[string, string][]];
-      const more = fieldConditions(rest);
-      return column(
-        `SELECT s.id FROM ${t.fields} f JOIN ${t.sessions} s ON s.id = f.session_id
-         WHERE f.field = ? AND f.value = ? AND f.session_id > ? AND ${alive("s.expires_at")}${more.sql}
-         ORDER BY f.session_id LIMIT ?`,
-        [field, value, after ?? "", ...more.params, limit],
-      ) as Promise<string[]>;
+      return rows.map((row) => ({ id: row.id, key: createSessionKey(JSON.parse(row.key_json)) }));
     },
 
     async delete(match: SessionKeyFilter) {

@@ -31,6 +31,18 @@ describe("sqlite specifics", () => {
     await Promise.all([reopened.close(), copy.close()]);
   });
 
+  it("gives a session's key with its fields in the order they were written, in list, recent and info", async () => {
+    const store = createSqliteStore({ path: ":memory:" });
+    const key = { userId: "bob", conversationId: "intro" };
+    await store.append(key, numbered(2));
+    const order = (found: object | undefined) => Object.keys(found ?? {}).join(",");
+    expect((await store.list({ userId: "bob" })).sessions.map(order)).toEqual(["userId,conversationId"]);
+    expect((await store.list()).sessions.map(order)).toEqual(["userId,conversationId"]);
+    expect((await store.recent({ userId: "bob" })).sessions.map((info) => order(info.key))).toEqual(["userId,conversationId"]);
+    expect(order((await store.info({ conversationId: "intro", userId: "bob" }))?.key)).toBe("userId,conversationId");
+    await store.close();
+  });
+
   it("reads a window as a range of the primary key, never scanning the session or sorting", async () => {
     const statements: string[] = [];
     const database = new Database(join(dir, "plan.db"), { verbose: (sql) => statements.push(String(sql)) });

@@ -41,7 +41,7 @@ export async function listSessions(engine: StoreEngine, match: SessionKeyFilter,
     throw new MemoriaError("INVALID_ARGUMENT", "list() option \"cursor\" must be the cursor of a page list() returned.");
   }
   const { items, next } = await keptPage(
-    async (after, want) => (await engine.list(match, { after, limit: want })).map(decoded),
+    async (after, want) => (await engine.list(match, { after, limit: want })).map(sessionOf),
     (session) => listedBy(session.key, match),
     (session) => session.id,
     cursor,
@@ -87,19 +87,16 @@ export async function* sessionsMatching(engine: StoreEngine, match: SessionKeyFi
   const batch = 500;
   let after: string | undefined;
   for (;;) {
-    const ids = await engine.list(match, { after, limit: batch });
-    for (const id of ids) {
-      const session = decoded(id);
-      if (keyMatches(session.key, match)) yield session;
-    }
-    if (ids.length < batch) return;
-    after = ids[ids.length - 1];
+    const listed = (await engine.list(match, { after, limit: batch })).map(sessionOf);
+    for (const session of listed) if (keyMatches(session.key, match)) yield session;
+    if (listed.length < batch) return;
+    after = listed[listed.length - 1]?.id;
   }
 }
 
-/** An id an engine gave, with its key. */
-const decoded = (id: string): EngineSession => ({ key: decodeSessionKey(id), id });
+/** What an engine listed, as a session: its key as the engine kept it, or decoded from its id. */
+const sessionOf = (listed: string | EngineSession): EngineSession => (typeof listed === "string" ? { key: decodeSessionKey(listed), id: listed } : listed);
 
 export function infoOf(info: EngineInfo): SessionInfo {
-  return sessionInfo(decodeSessionKey(info.id), info);
+  return sessionInfo(info.key ?? decodeSessionKey(info.id), info);
 }

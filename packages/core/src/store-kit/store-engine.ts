@@ -55,6 +55,8 @@ export interface EngineLock extends Omit<PolledLock, "owner"> {
 /** What a store keeps of one conversation besides its messages, as an engine returns it. */
 export interface EngineInfo {
   id: string;
+  /** The key as it was written, its fields in their order; left out, the kit decodes `id`, whose fields are sorted by name. */
+  key?: SessionKey;
   createdAt: number;
   lastActiveAt: number;
   messageCount: number;
@@ -109,9 +111,11 @@ export interface StoreEngine {
   /**
    * Session ids in ascending order, strictly after `after`, at most `limit`. An
    * engine may narrow them by `match` (an index on a key field) or return every
-   * session: the kit keeps only those `match` lists.
+   * session: the kit keeps only those `match` lists. An engine that keeps each key
+   * as it was written may give sessions (`{ key, id }`) instead, so keys come back
+   * with their fields in the caller's order rather than sorted by name.
    */
-  list(match: SessionKeyFilter, page: { after: string | undefined; limit: number }): Promise<readonly string[]>;
+  list(match: SessionKeyFilter, page: { after: string | undefined; limit: number }): Promise<readonly (string | EngineSession)[]>;
   /**
    * Erases every session whose key holds `match`'s fields (one at least): the kit
    * lists and clears them when it is left out. Returns how many held anything.
