@@ -228,7 +228,13 @@ describe("combineMemory and the turn lock's read", () => {
     const key = { sessionId: "c" };
     await store.append(key, numbered(4));
     let counted: number | undefined;
-    const counting: MemoryStrategy = { name: "counting", load: async ({ count }) => ((counted = await count()), []) };
+    const counting: MemoryStrategy = {
+      name: "counting",
+      async load({ count }) {
+        counted = await count();
+        return [];
+      },
+    };
     const memory = combineMemory(counting, bufferMemory());
     expect(memory.firstRead).toEqual({});
     const { model, prompts } = observer();
@@ -245,7 +251,13 @@ describe("combineMemory and the turn lock's read", () => {
     const { store, asked } = readingLockStore();
     await store.append({ sessionId: "w" }, numbered(10));
     let counted: number | undefined;
-    const counting: MemoryStrategy = { name: "counting", load: async ({ count }) => ((counted = await count()), []) };
+    const counting: MemoryStrategy = {
+      name: "counting",
+      async load({ count }) {
+        counted = await count();
+        return [];
+      },
+    };
     const window = windowMemory({ k: 2 });
     const memory = combineMemory(counting, window);
     expect(memory.firstRead).toEqual(window.firstRead);
