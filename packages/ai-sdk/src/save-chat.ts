@@ -195,7 +195,6 @@ export async function saveChat(store: HistoryStore, key: SessionKey | Record<str
       if (attempt < MAX_ATTEMPTS) continue;
       throw new EditConflictError(`saveChat: the chat kept changing under the save (${MAX_ATTEMPTS} attempts); nothing of this save was stored.`);
     }
-    if (!store.replaceTail) throw new MemoriaError("INVALID_ARGUMENT", `saveChat: the ${store.name} store cannot replace messages (it has no replaceTail), so an answer cannot be updated or regenerated in place.`);
     const offset = tail.offset ?? (await store.count(sessionKey)) - tail.segments.length;
     const start = offset + (tail.spans[from] as { start: number }).start;
     try {

@@ -19,14 +19,7 @@ export function browseCommands(program: Command): void {
       const filter = parseFilter(options);
       const limit = positive("--limit", options.limit);
       await withStore(options.store, async ({ store }) => {
-        let infos: SessionInfo[];
-        if (store.recent) {
-          infos = (await store.recent(filter, { limit })).sessions;
-        } else {
-          // A store without conversation info: by key, with counts only.
-          const keys = (await store.list(filter, { limit })).sessions;
-          infos = await Promise.all(keys.map(async (key) => ({ key, createdAt: 0, lastActiveAt: 0, messageCount: await store.count(key) })));
-        }
+        const infos: SessionInfo[] = (await store.recent(filter, { limit })).sessions;
         if (options.json) {
           for (const info of infos) process.stdout.write(`${JSON.stringify({ ...info, id: encodeSessionKey(info.key) })}\n`);
           return;
@@ -52,7 +45,7 @@ export function browseCommands(program: Command): void {
       const last = options.last === undefined ? undefined : positive("--last", options.last);
       await withStore(options.store, async ({ store }) => {
         const key = await resolveSession(store, text);
-        const [messages, count, info] = await Promise.all([store.read(key, { last }), store.count(key), store.info?.(key)]);
+        const [messages, count, info] = await Promise.all([store.read(key, { last }), store.count(key), store.info(key)]);
         if (count === 0 && !info) throw new UsageError(`no session ${showKey(key)} in this store (see memoria sessions).`);
         if (options.json) {
           for (const [i, message] of messages.entries()) process.stdout.write(`${JSON.stringify(encodeMessage(message, i))}\n`);

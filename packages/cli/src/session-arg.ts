@@ -37,7 +37,7 @@ export async function resolveSession(store: HistoryStore, text: string): Promise
   const parsed = parseSession(text);
   if (typeof parsed !== "string") return parsed;
   const exact = createSessionKey({ sessionId: parsed });
-  if ((await store.count(exact)) > 0 || (await store.info?.(exact))) return exact;
+  if ((await store.count(exact)) > 0 || (await store.info(exact))) return exact;
   const { sessions } = await store.list({ sessionId: parsed }, { limit: 6 });
   if (sessions.length === 1) return sessions[0]!;
   if (sessions.length === 0) return exact; // the caller says there is no such session

@@ -25,7 +25,7 @@ const messageText = (message: EncodedMessage) => JSON.stringify(message);
 
 /** Reads a session whole: its messages (codec form), state, title and metadata. */
 export async function readSnapshot(store: HistoryStore, key: SessionKey): Promise<SessionSnapshot> {
-  const [messages, state, info] = await Promise.all([store.read(key), store.getAllState?.(key) ?? {}, store.info?.(key)]);
+  const [messages, state, info] = await Promise.all([store.read(key), store.getAllState?.(key) ?? {}, store.info(key)]);
   const snapshot: SessionSnapshot = { key, state, messages: messages.map((message, i) => encodeMessage(message, i)) };
   if (info?.title !== undefined) snapshot.title = info.title;
   if (info?.metadata !== undefined) snapshot.metadata = info.metadata;
@@ -81,7 +81,7 @@ export async function writeSnapshot(target: HistoryStore, snapshot: SessionSnaps
     if (result.appended) appended += chunk.length;
   }
   for (const name of Object.keys(snapshot.state)) await target.setState(key, name, snapshot.state[name] as JsonValue);
-  if ((snapshot.title !== undefined || snapshot.metadata !== undefined) && target.setInfo) {
+  if (snapshot.title !== undefined || snapshot.metadata !== undefined) {
     await target.setInfo(key, { title: snapshot.title ?? null, metadata: snapshot.metadata ?? null });
   }
   return appended;

@@ -177,30 +177,27 @@ export interface HistoryStore {
   trim?(key: SessionKey, options: { oldest: number }): Promise<number>;
   /**
    * The session's creation and last-activity times, message count, title and
-   * metadata; undefined when there is no such session. Optional, like the two
-   * below: every memoria store has them; a store without them cannot be browsed
-   * by recency (`memoria sessions` falls back to `list`).
+   * metadata; undefined when there is no such session.
    */
-  info?(key: SessionKey): Promise<SessionInfo | undefined>;
+  info(key: SessionKey): Promise<SessionInfo | undefined>;
   /**
    * Sets or removes the session's title and metadata (see {@link InfoPatch}),
    * creating the session, with no messages, if it does not exist. It does not
    * count as activity.
    */
-  setInfo?(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void>;
+  setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void>;
   /**
    * Sessions whose key matches every field of `filter`, newest activity first, with
    * their info, a page at a time. Server stores answer from an index on activity,
    * without reading every session.
    */
-  recent?(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage>;
+  recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage>;
   /**
    * Atomically replaces the session's messages from position `from` on with
    * `messages`, if it still holds `count` messages (else `EDIT_CONFLICT`, nothing
-   * written): the one step every edit (`editSession`) comes down to. Optional:
-   * stores without it cannot edit.
+   * written): the one step every edit (`editSession`) comes down to.
    */
-  replaceTail?(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void>;
+  replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void>;
   /**
    * A durable recall index of the store's own, where it has one (the SQL store's
    * table, sqlite-vec on SQLite; an encrypted store's sealed index): what recall
@@ -208,8 +205,11 @@ export interface HistoryStore {
    * memory keeps its vectors in this process unless given an index.
    */
   recallIndex?(): RecallIndex;
-  /** Takes the cross-process turn lock of a session, where the store has one. */
-  lock?(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
+  /**
+   * Takes the session's turn lock: across processes where the store's backend is
+   * shared (`capabilities.crossProcessLock`), else within this process.
+   */
+  lock(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
   /**
    * Deletes the sessions that expired (`ttlSeconds`) now, rather than leaving them to
    * the next write that meets them; resolves with how many went. Reads never return
@@ -229,11 +229,13 @@ export interface HistoryStore {
 /**
  * The contract's optional calls by name: what a store may leave out, and what a
  * wrapper (`encryptStore`, `redactStore`, `guardStore`) has exactly when its inner
- * store has it. Checked against `HistoryStore` when core compiles: an optional
+ * store has it. They are the calls a store built on the store kit has only when its
+ * engine does; what the kit always gives (`info`, `setInfo`, `recent`,
+ * `replaceTail`, `lock`) every store must have. Checked against `HistoryStore` when core compiles: an optional
  * call added to the contract and not named here fails the build, so no wrapper can
  * drop it (or forward a call it does not know) without saying so.
  */
-export const OPTIONAL_CALLS = ["setStates", "getAllState", "trim", "info", "setInfo", "recent", "replaceTail", "recallIndex", "lock", "prune", "ready"] as const satisfies readonly (keyof HistoryStore)[];
+export const OPTIONAL_CALLS = ["setStates", "getAllState", "trim", "recallIndex", "prune", "ready"] as const satisfies readonly (keyof HistoryStore)[];
 export type OptionalCall = (typeof OPTIONAL_CALLS)[number];
 type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
 // Every optional member of HistoryStore is named in OPTIONAL_CALLS (a type error here names the one that is not).

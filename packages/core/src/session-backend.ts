@@ -66,7 +66,7 @@ export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLo
       if (result.released) (lock as ReleasableLock | undefined)?.markReleased?.();
       return result.appended;
     },
-    lock: store.lock ? (options) => (store.lock as NonNullable<HistoryStore["lock"]>)(key, options) : undefined,
+    lock: (options) => store.lock(key, options),
     trim: store.trim
       ? (oldest) => {
           readWithLock = undefined;

@@ -46,7 +46,7 @@ function staleState(state: Record<string, JsonValue>, from: number): string[] {
 
 /** Runs `body` under the caller's lock, or the session's turn lock taken (and released) here. */
 async function underLock<T>(store: HistoryStore, key: SessionKey, lock: TurnLock | undefined, body: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
-  if (lock || !store.lock) return body(lock);
+  if (lock) return body(lock);
   const held = await store.lock(key);
   try {
     return await body(held);
@@ -64,13 +64,12 @@ async function underLock<T>(store: HistoryStore, key: SessionKey, lock: TurnLock
  */
 export async function editSession(store: HistoryStore, key: SessionKey, edit: MessageEdit, options: { lock?: TurnLock } = {}): Promise<EditResult> {
   const sessionKey = createSessionKey(key);
-  if (!store.replaceTail) throw new MemoriaError("INVALID_ARGUMENT", `The ${store.name} store cannot edit messages (it has no replaceTail).`);
   return underLock(store, sessionKey, options.lock, async (lock) => {
     const current = await store.read(sessionKey);
     const plan = planEdit(current, edit);
     const reset = staleState((await store.getAllState?.(sessionKey)) ?? {}, plan.from);
     for (const name of reset) await store.setState(sessionKey, name, null, { lock });
-    await store.replaceTail!(sessionKey, plan, { lock });
+    await store.replaceTail(sessionKey, plan, { lock });
     return { count: plan.from + plan.messages.length, removed: current.length - plan.from, added: plan.messages.length, reset };
   });
 }

@@ -52,7 +52,7 @@ async function openInfo(ctx: SealingContext, key: SessionKey, stored: SessionKey
 
 export async function sealedInfo(ctx: SealingContext, key: SessionKey): Promise<SessionInfo | undefined> {
   const s = ctx.stored(key);
-  const info = await ctx.inner.info!(s.stored);
+  const info = await ctx.inner.info(s.stored);
   return info && openInfo(ctx, s.key, s.stored, info);
 }
 
@@ -65,7 +65,7 @@ export async function setSealedInfo(ctx: SealingContext, key: SessionKey, patch:
   const s = ctx.stored(key);
   const checked = checkInfoPatch(patch);
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
-    const current = await ctx.inner.info!(s.stored);
+    const current = await ctx.inner.info(s.stored);
     const opened: Plain = current ? await openInfo(ctx, s.key, s.stored, current) : {};
     const next: Plain = {
       title: checked.title === undefined ? opened.title : (checked.title ?? undefined),
@@ -74,13 +74,13 @@ export async function setSealedInfo(ctx: SealingContext, key: SessionKey, patch:
     const empty = next.title === undefined && next.metadata === undefined;
     const { dataKey } = await ctx.keys.forWrite(s.key, s.stored, lock);
     const metadata = empty ? null : { [SEALED_FIELD]: sealState(dataKey, s.id, INFO_NAME, toJsonValue(next)) };
-    await ctx.inner.setInfo!(s.stored, { title: null, metadata }, { lock });
+    await ctx.inner.setInfo(s.stored, { title: null, metadata }, { lock });
   });
 }
 
 /** `filter` is as stored (hashed where ids are). */
 export async function recentSealed(ctx: SealingContext, filter: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
-  const page = await ctx.inner.recent!(filter, options);
+  const page = await ctx.inner.recent(filter, options);
   const sessions = await Promise.all(page.sessions.map(async (info) => openInfo(ctx, await ctx.rawKey(info.key), info.key, info)));
   return { ...page, sessions };
 }

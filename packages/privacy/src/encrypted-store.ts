@@ -129,7 +129,6 @@ export class EncryptedStore implements HistoryStore {
     if (lock) return write(lock);
     const release = await this.#queue.acquire(id);
     try {
-      if (!this.inner.lock) return await write(undefined);
       for (let attempt = 1; ; attempt++) {
         const held = this.#keys.stampLock(await this.inner.lock(stored));
         try {
@@ -243,7 +242,7 @@ export class EncryptedStore implements HistoryStore {
     return replaceSealedTail(this.#info, this.#opened, key, tail, options);
   }
 
-  // trim and lock are left off (withoutMissingCalls) where the inner store has none.
+  // trim is left off (withoutMissingCalls) where the inner store has none.
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     return trimSealed(this.#info, key, options);
   }

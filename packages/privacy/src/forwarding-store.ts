@@ -92,23 +92,23 @@ export class ForwardingStore implements HistoryStore {
   }
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
-    return this.inner.lock!(key, options);
+    return this.inner.lock(key, options);
   }
 
   async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {
-    return this.inner.replaceTail!(key, tail, options);
+    return this.inner.replaceTail(key, tail, options);
   }
 
   async info(key: SessionKey): Promise<SessionInfo | undefined> {
-    return this.inner.info!(key);
+    return this.inner.info(key);
   }
 
   async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
-    return this.inner.setInfo!(key, patch, options);
+    return this.inner.setInfo(key, patch, options);
   }
 
   async recent(filter?: SessionKeyFilter, options?: ListOptions): Promise<InfoPage> {
-    return this.inner.recent!(filter, options);
+    return this.inner.recent(filter, options);
   }
 
   recallIndex(): RecallIndex {

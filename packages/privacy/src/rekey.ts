@@ -54,7 +54,7 @@ export async function rekeySessions(context: RekeyContext, stored: AsyncIterable
     options.signal?.throwIfAborted();
     const record = await keys.record(key, key);
     if (record && !keys.isWrappedAsNew(key, record)) {
-      const lock = inner.lock ? await inner.lock(key) : undefined;
+      const lock = await inner.lock(key);
       try {
         const current = await keys.record(key, key); // again, under the lock
         if (current && !keys.isWrappedAsNew(key, current)) {
@@ -64,7 +64,7 @@ export async function rekeySessions(context: RekeyContext, stored: AsyncIterable
           progress.rewrapped++;
         }
       } finally {
-        await lock?.release();
+        await lock.release();
       }
     }
     const scope = keys.scopes?.nameOf(key);

@@ -40,7 +40,7 @@ export async function lockSealed(ctx: SealingContext, opened: OpenedRecords, key
   const s = ctx.stored(key);
   const { read, ...rest } = options;
   // Called on the inner store, not taken off it: a wrapper's lock is a method of its class.
-  const take = async (lockOptions: LockOptions) => ctx.keys.stampLock(await (ctx.inner.lock as NonNullable<HistoryStore["lock"]>)(s.stored, lockOptions));
+  const take = async (lockOptions: LockOptions) => ctx.keys.stampLock(await ctx.inner.lock(s.stored, lockOptions));
   if (!read || read.last === 0) return take(rest);
   const lock = await take({ ...rest, read: { ...read, sealed: true } });
   if (!lock.messages) return lock;
@@ -159,7 +159,7 @@ export async function replaceSealedTail(ctx: SealingContext, opened: OpenedRecor
     const sealed = sealWrite(dataKey, s.id, { start, edit, link }, payloads);
     opened.forget(s.id);
     try {
-      await ctx.inner.replaceTail!(s.stored, { from: kept ? tail.from - 1 : tail.from, count: tail.count, messages: sealed }, { lock });
+      await ctx.inner.replaceTail(s.stored, { from: kept ? tail.from - 1 : tail.from, count: tail.count, messages: sealed }, { lock });
       await ctx.keys.mark(s.key, s.stored, lock, (current) => ({ ...current, edit: { count: edit, from: start } }));
     } finally {
       ctx.keys.forget(s.id);

@@ -21,7 +21,7 @@ export interface SqlStoreOptions {
  * The optional calls of the contract that a SQL store always has, so code written
  * against `createSqliteStore()` calls `store.recent(…)` without a `?.`.
  */
-type SqlCalls = "getAllState" | "info" | "setInfo" | "recent" | "replaceTail" | "trim" | "lock";
+type SqlCalls = "getAllState" | "trim";
 
 /** A SQL history store: the `HistoryStore` contract plus expiry clean-up. */
 export interface SqlHistoryStore extends Omit<HistoryStore, SqlCalls>, Required<Pick<HistoryStore, SqlCalls>> {

@@ -7,12 +7,11 @@ import { type HistoryStore, scopeKeyOf } from "@memoria/core";
  * store's files.
  */
 export async function writeSentinelTurn(store: HistoryStore, key: Record<string, string>, sentinel: string): Promise<void> {
-  if (!store.lock) throw new Error(`${store.name} has no lock()`);
   const held = await store.lock(key);
   try {
     await store.append(key, [new HumanMessage(`${sentinel} in a message`)], { lock: held });
     await store.setState(key, "summary", `${sentinel} in a summary`, { lock: held });
-    await store.setInfo?.(key, { title: `${sentinel} in a title`, metadata: { note: `${sentinel} in metadata` } }, { lock: held });
+    await store.setInfo(key, { title: `${sentinel} in a title`, metadata: { note: `${sentinel} in metadata` } }, { lock: held });
   } finally {
     await held.release();
   }
@@ -24,7 +23,6 @@ export async function writeSentinelTurn(store: HistoryStore, key: Record<string,
  * look for it after `delete(scope)`.
  */
 export async function writeSentinelMemory(store: HistoryStore, scope: Record<string, string>, sentinel: string): Promise<void> {
-  if (!store.lock) throw new Error(`${store.name} has no lock()`);
   const key = scopeKeyOf(scope);
   const held = await store.lock(key);
   try {

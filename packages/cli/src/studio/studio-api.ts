@@ -88,7 +88,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
     /** One page of a transcript, from the end: `before` is the position the page ends at. */
     "GET transcript": async (params) => {
       const key = keyParam(params);
-      const [count, info] = await Promise.all([store.count(key), store.info?.(key)]);
+      const [count, info] = await Promise.all([store.count(key), store.info(key)]);
       const before = Math.min(number(params, "before", count), count);
       const from = Math.max(0, before - PAGE);
       const tail = await store.read(key, { last: count - from });
@@ -98,7 +98,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
 
     "GET state": async (params) => {
       const key = keyParam(params);
-      const [state, info] = await Promise.all([store.getAllState?.(key) ?? {}, store.info?.(key)]);
+      const [state, info] = await Promise.all([store.getAllState?.(key) ?? {}, store.info(key)]);
       return { status: 200, body: { key, info, state } };
     },
 
@@ -176,7 +176,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
     "GET erase-preview": async (params) => {
       const user = params.get("user");
       if (!user) throw new ApiError(400, '"user" is needed');
-      const sessions = store.recent ? (await store.recent({ userId: user }, { limit: 1_000 })).sessions : [];
+      const sessions = (await store.recent({ userId: user }, { limit: 1_000 })).sessions;
       return { status: 200, body: { user, sessions: sessions.length, messages: sessions.reduce((sum, s) => sum + s.messageCount, 0) } };
     },
 

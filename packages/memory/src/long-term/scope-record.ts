@@ -35,11 +35,11 @@ export async function writeScopeRecord<D>(store: HistoryStore, scopeKey: Session
 
 /** Runs `work` holding the scope record's lock (the one background passes take), released after. */
 export async function withScopeLock<T>(store: HistoryStore, scopeKey: SessionKey, work: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
-  const lock = store.lock ? await store.lock(scopeKey, scopeLock(store)) : undefined;
+  const lock = await store.lock(scopeKey, scopeLock(store));
   try {
     return await work(lock);
   } finally {
-    await lock?.release();
+    await lock.release();
   }
 }
 

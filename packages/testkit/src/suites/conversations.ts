@@ -5,17 +5,10 @@ import { numbered } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
 import type { StoreSuiteSetup } from "../types.js";
 
-type InfoStore = Required<Pick<HistoryStore, "info" | "setInfo" | "recent">> & HistoryStore;
-
-/** The store's info calls, which every memoria store has (they are optional in the contract for third-party stores). */
-function infoCalls(store: HistoryStore): InfoStore {
-  if (!store.info || !store.setInfo || !store.recent) throw new Error(`${store.name}: info, setInfo and recent are missing`);
-  return store as InfoStore;
-}
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-async function recentAll(store: InfoStore, filter: SessionKeyFilter, limit: number): Promise<SessionInfo[]> {
+async function recentAll(store: HistoryStore, filter: SessionKeyFilter, limit: number): Promise<SessionInfo[]> {
   const found: SessionInfo[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -31,8 +24,7 @@ async function recentAll(store: InfoStore, filter: SessionKeyFilter, limit: numb
 /** Conversation info: times, counts, titles and metadata, and listing by recent activity. */
 export function conversationsSuite(setup: StoreSuiteSetup): void {
   describe(`${setup.name}: conversations`, () => {
-    const current = useStore(setup);
-    const store = () => infoCalls(current());
+    const store = useStore(setup);
 
     it("knows when a session was made and last active, and how many messages it holds", async () => {
       const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c1" };
@@ -144,10 +136,10 @@ export function conversationsSuite(setup: StoreSuiteSetup): void {
     });
 
     it.skipIf(!setup.createPeer)("shows a peer instance's writes", async () => {
-      const peer = await (setup.createPeer as NonNullable<StoreSuiteSetup["createPeer"]>)(current());
+      const peer = await (setup.createPeer as NonNullable<StoreSuiteSetup["createPeer"]>)(store());
       await withStores([peer], async () => {
         const key = { sessionId: `p-${crypto.randomUUID()}` };
-        await infoCalls(peer).setInfo(key, { title: "from the peer" });
+        await peer.setInfo(key, { title: "from the peer" });
         await peer.append(key, numbered(2));
         expect(await store().info(key)).toMatchObject({ title: "from the peer", messageCount: 2 });
       });

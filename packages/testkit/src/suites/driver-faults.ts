@@ -81,7 +81,7 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
           const count = (await store.read(key)).length;
           // Every way of asking agrees on what is stored.
           expect(await store.count(key)).toBe(count);
-          if (store.info) expect((await store.info(key))?.messageCount).toBe(count);
+          expect((await store.info(key))?.messageCount).toBe(count);
           if (!failed) expect(count).toBe(stored + 2);
           else if ((failed as { outcome?: string }).outcome === "not-stored") expect(count).toBe(stored);
           // Whatever happened, the same turn id again leaves the turn stored exactly once,
@@ -106,13 +106,13 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
           ["getState", () => store.getState(key, "summary")],
           ["getAllState", async () => store.getAllState?.(key)],
           ["setState", () => store.setState(key, "summary", "t")],
-          ["info", async () => store.info?.(key)],
-          ["setInfo", async () => store.setInfo?.(key, { title: "a title" })],
+          ["info", async () => store.info(key)],
+          ["setInfo", async () => store.setInfo(key, { title: "a title" })],
           ["list", () => store.list({ sessionId: key.sessionId })],
-          ["recent", async () => store.recent?.({ sessionId: key.sessionId })],
-          ["replaceTail", async () => store.replaceTail?.(key, { from: (await store.count(key)) - 1, count: await store.count(key), messages: [new HumanMessage("edited")] })],
+          ["recent", async () => store.recent({ sessionId: key.sessionId })],
+          ["replaceTail", async () => store.replaceTail(key, { from: (await store.count(key)) - 1, count: await store.count(key), messages: [new HumanMessage("edited")] })],
           ["trim", async () => store.trim?.(key, { oldest: 1 })],
-          ["lock and release", async () => (await store.lock?.(key, { ttlMs: 500, waitMs: 10_000 }))?.release()],
+          ["lock and release", async () => (await store.lock(key, { ttlMs: 500, waitMs: 10_000 })).release()],
           ["append then clear", async () => store.append(user, numbered(1)).then(() => store.clear(user))],
           ["append then delete", async () => store.append(user, numbered(1)).then(() => store.delete({ userId: user.userId }))],
         ];

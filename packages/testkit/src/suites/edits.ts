@@ -71,18 +71,18 @@ export function editsSuite(setup: StoreSuiteSetup): void {
       for (const edit of [{ op: "delete", at: 3 }, { op: "delete", at: -1 }, { op: "replace", at: 1.5, message: new HumanMessage("x") }, { op: "truncate", after: 3 }, { op: "move" }]) {
         await expect(editSession(store(), key, edit as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       }
-      await expect(store().replaceTail!(key, { from: 1, count: 2, messages: [new HumanMessage("x")] })).rejects.toMatchObject({ code: "EDIT_CONFLICT" });
-      await expect(store().replaceTail!(key, { from: 4, count: 3, messages: [] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await expect(store().replaceTail(key, { from: 1, count: 2, messages: [new HumanMessage("x")] })).rejects.toMatchObject({ code: "EDIT_CONFLICT" });
+      await expect(store().replaceTail(key, { from: 4, count: 3, messages: [] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       expect(transcript(await store().read(key))).toEqual(transcript(numbered(3)));
     });
 
     it("refuses an edit under a lock the session no longer holds, writing nothing", async () => {
       const key = randomKey();
       await editable().append(key, numbered(3));
-      const lock = await store().lock!(key);
+      const lock = await store().lock(key);
       await store().clear(key); // erasure takes the lock away
       await store().append(key, numbered(3));
-      await expect(store().replaceTail!(key, { from: 0, count: 3, messages: [] }, { lock })).rejects.toMatchObject({ code: "LOCK_LOST" });
+      await expect(store().replaceTail(key, { from: 0, count: 3, messages: [] }, { lock })).rejects.toMatchObject({ code: "LOCK_LOST" });
       expect(await store().count(key)).toBe(3);
       await lock.release();
     });
@@ -119,7 +119,7 @@ export function editsSuite(setup: StoreSuiteSetup): void {
       expect(await branchSession(store(), source, copy)).toEqual({ messages: 6 });
       expect((await store().read(copy)).map(fieldsOf)).toEqual((await store().read(source)).map(fieldsOf));
       expect(await store().getState(copy, "entities")).toEqual({ entities: {}, processed: 6 });
-      if (store().info) expect(await store().info!(copy)).toMatchObject({ title: "Weather", metadata: { pinned: true }, messageCount: 6 });
+      if (store().info) expect(await store().info(copy)).toMatchObject({ title: "Weather", metadata: { pinned: true }, messageCount: 6 });
 
       const prefix = { userId, conversationId: "from-question-2" };
       expect(await branchSession(store(), source, prefix, { messages: 4 })).toEqual({ messages: 4 });

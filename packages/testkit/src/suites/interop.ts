@@ -55,12 +55,12 @@ export function interopSuite(setup: StoreSuiteSetup): void {
     it(`its cross-process turn lock excludes a second holder until released (skipped where the store has none)`, async (context) => {
       if (!crossProcess() || !store().lock) return context.skip();
       const key = randomKey();
-      const first = await store().lock!(key, { ttlMs: 10_000 });
-      await expect(store().lock!(key, { waitMs: 0 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
+      const first = await store().lock(key, { ttlMs: 10_000 });
+      await expect(store().lock(key, { waitMs: 0 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
       const other = randomKey();
-      const unrelated = await store().lock!(other, { waitMs: 0 });
+      const unrelated = await store().lock(other, { waitMs: 0 });
       await unrelated.release();
-      const waiting = store().lock!(key, { waitMs: 5_000 });
+      const waiting = store().lock(key, { waitMs: 5_000 });
       await first.release();
       await first.release(); // twice is safe
       const second = await waiting;
@@ -74,12 +74,12 @@ export function interopSuite(setup: StoreSuiteSetup): void {
       // compatible server: about one handoff in sixteen wedged until the lock expired).
       for (let round = 0; round < 100; round++) {
         const key = randomKey();
-        const first = await store().lock!(key, { ttlMs: 60_000 });
-        const waiting = store().lock!(key, { waitMs: 10_000 });
+        const first = await store().lock(key, { ttlMs: 60_000 });
+        const waiting = store().lock(key, { waitMs: 10_000 });
         await first.release();
         const second = await waiting;
         await second.release();
-        const third = await store().lock!(key, { waitMs: 0 });
+        const third = await store().lock(key, { waitMs: 0 });
         await third.release();
       }
     });
@@ -93,7 +93,7 @@ export function interopSuite(setup: StoreSuiteSetup): void {
         let overlaps = 0;
         const contender = async (instance: HistoryStore) => {
           for (let round = 0; round < 50; round++) {
-            const held = await instance.lock!(key, { waitMs: 30_000 });
+            const held = await instance.lock(key, { waitMs: 30_000 });
             if (++inside > 1) overlaps++;
             await new Promise((resolve) => setTimeout(resolve, Math.random() * 2));
             inside--;

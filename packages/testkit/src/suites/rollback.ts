@@ -35,7 +35,7 @@ export function rollbackSuite(setup: StoreSuiteSetup, options: EncryptionOptions
       await expect(store().read(key, { last: 1 })).rejects.toMatchObject({ code: "INTEGRITY", reason: "truncated" });
       // After an edit that only removed messages: the record it sealed again, cut with what followed.
       await rewrite(inner(), key, records, state);
-      await store().replaceTail!(key, { from: 2, count: 4, messages: [] }); // the second turn removed
+      await store().replaceTail(key, { from: 2, count: 4, messages: [] }); // the second turn removed
       const edited = await snapshot(inner(), key);
       expect(edited.records).toHaveLength(2);
       await rewrite(inner(), key, edited.records.slice(0, 1), edited.state);
@@ -63,7 +63,7 @@ export function rollbackSuite(setup: StoreSuiteSetup, options: EncryptionOptions
       await writer.append(key, turn(0));
       await writer.append(key, turn(1));
       const before = await snapshot(inner(), key);
-      await writer.replaceTail!(key, { from: 2, count: 4, messages: [new HumanMessage("edited question")] });
+      await writer.replaceTail(key, { from: 2, count: 4, messages: [new HumanMessage("edited question")] });
       await writer.append(key, turn(2));
       const after = await snapshot(inner(), key);
       // The tail from before the edit, under today's data key record (with its marks).
@@ -98,7 +98,7 @@ export function rollbackSuite(setup: StoreSuiteSetup, options: EncryptionOptions
       expect(await store(anchor).read(key)).toHaveLength(4);
       await expect(store(anchor).getState(key, "summary")).rejects.toMatchObject({ code: "INTEGRITY", reason: "rolled-back" });
       // Records from before an edit, with the data key record from before it too: the anchor holds the edit.
-      await store(anchor).replaceTail!(key, { from: 1, count: 4, messages: [] });
+      await store(anchor).replaceTail(key, { from: 1, count: 4, messages: [] });
       await rewrite(inner(), key, now.records, now.state);
       await expect(store(anchor).read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "rolled-back" });
     });
@@ -124,9 +124,9 @@ export function rollbackSuite(setup: StoreSuiteSetup, options: EncryptionOptions
       await a.append(key, turn(0));
       await a.append(key, turn(1));
       expect(await b.read(key)).toHaveLength(4); // b saw four
-      await a.replaceTail!(key, { from: 3, count: 4, messages: [] }); // the last answer removed
+      await a.replaceTail(key, { from: 3, count: 4, messages: [] }); // the last answer removed
       expect(transcript(await b.read(key))).toEqual(transcript(numbered(3)));
-      await a.replaceTail!(key, { from: 1, count: 3, messages: [] });
+      await a.replaceTail(key, { from: 1, count: 3, messages: [] });
       expect(await b.read(key)).toHaveLength(1);
       expect(await b.read(key, { last: 1 })).toHaveLength(1);
       await a.append(key, turn(4));

@@ -115,7 +115,7 @@ export function stateSuite(setup: StoreSuiteSetup): void {
     it("refuses a batch of state values under a lock another holder has, and writes none of them (skipped without setStates)", async (context) => {
       const setStates = batched(store(), () => context.skip());
       const key = randomKey();
-      const held = await store().lock!(key, { ttlMs: 10_000 });
+      const held = await store().lock(key, { ttlMs: 10_000 });
       try {
         const stale = { token: "a-holder-that-lost-the-lock", lost: true, release: async () => {} };
         await expect(setStates(key, { summary: "late", entities: [] }, { lock: stale })).rejects.toMatchObject({ code: "LOCK_LOST" });
