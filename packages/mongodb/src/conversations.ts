@@ -5,7 +5,7 @@ import type { SessionDoc } from "./documents.js";
 /** A session document's info; a document from before conversation info counts its activity as unknown (0). */
 export function infoOf(doc: SessionDoc): EngineInfo {
   const lastActiveAt = doc.a ?? 0;
-  return { id: doc._id, createdAt: doc.c ?? lastActiveAt, lastActiveAt, messageCount: doc.n - (doc.b ?? 0), title: doc.ti, metadata: doc.md };
+  return { id: doc._id, key: doc.k, createdAt: doc.c ?? lastActiveAt, lastActiveAt, messageCount: doc.n - (doc.b ?? 0), title: doc.ti, metadata: doc.md };
 }
 
 /** The live sessions holding every field of `match` (its `kf` entries), as a query. */

@@ -188,8 +188,9 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const conditions = liveMatching(match);
       if (after !== undefined) conditions.push({ _id: { $gt: after } });
       return guarded(async (c) => {
-        const rows = await c.sessions.find({ $and: conditions }, { projection: { _id: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
-        return rows.map((row) => row._id);
+        // With the key as written (`k`), so it keeps its fields' order.
+        const rows = (await c.sessions.find({ $and: conditions }, { projection: { _id: 1, k: 1 } }).sort({ _id: 1 }).limit(limit).toArray()) as SessionDoc[];
+        return rows.map((row) => ({ id: row._id, key: row.k }));
       });
     },
 

@@ -22,6 +22,16 @@ describe("mongodb store", () => {
     await store.close();
   });
 
+  it("gives a session's key with its fields in the order they were written, in list, recent and info", async () => {
+    const store = createMongoStore({ url, dbName, collectionName: `order_${crypto.randomUUID().slice(0, 8)}` });
+    await store.append({ userId: "bob", conversationId: "intro" }, numbered(2));
+    const order = (key: object | undefined) => Object.keys(key ?? {}).join(",");
+    expect((await store.list({ userId: "bob" })).sessions.map(order)).toEqual(["userId,conversationId"]);
+    expect((await store.recent({ userId: "bob" })).sessions.map((info) => order(info.key))).toEqual(["userId,conversationId"]);
+    expect(order((await store.info({ conversationId: "intro", userId: "bob" }))?.key)).toBe("userId,conversationId");
+    await store.close();
+  });
+
   it("stores one document per message, keyed by (session, seq)", async () => {
     const store = createMongoStore({ url, dbName });
     const key = { sessionId: `docs-${crypto.randomUUID()}` };

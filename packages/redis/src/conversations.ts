@@ -34,17 +34,17 @@ async function* byActivity(r: RedisClient, set: string, after: Entry | undefined
   }
 }
 
-/** A session's key record (present while it lives), info hash and length, in one pipeline (its keys share a slot). */
+/** A session's key record (present while it lives: the key as written), info hash and length, in one pipeline (its keys share a slot). */
 export async function infoOf(r: RedisClient, layout: KeyLayout, id: string): Promise<EngineInfo | undefined> {
   const keys = layout.session(id);
-  const replies = (await r.pipeline().exists(keys.key).hgetall(keys.info).llen(keys.messages).exec()) ?? [];
+  const replies = (await r.pipeline().get(keys.key).hgetall(keys.info).llen(keys.messages).exec()) ?? [];
   const failed = replies.find(([error]) => error);
   if (failed) throw failed[0];
-  const [exists, hash, count] = replies.map(([, value]) => value);
-  if (Number(exists) === 0) return undefined;
+  const [written, hash, count] = replies.map(([, value]) => value);
+  if (written === null) return undefined;
   const fields = hash as Record<string, string>;
   const lastActiveAt = Number(fields.a ?? 0);
-  return { id, createdAt: Number(fields.c ?? lastActiveAt), lastActiveAt, messageCount: Number(count), title: fields.ti, metadata: fields.md };
+  return { id, key: JSON.parse(written as string), createdAt: Number(fields.c ?? lastActiveAt), lastActiveAt, messageCount: Number(count), title: fields.ti, metadata: fields.md };
 }
 
 /**

@@ -142,16 +142,17 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const [first] = Object.entries(match);
       const index = first ? layout.fieldIndex(first[0], first[1]) : layout.allSessions;
       return guarded(async (r) => {
-        const ids: string[] = [];
+        const sessions: EngineSession[] = [];
         for await (const id of members((body) => body(r), index, after)) {
-          if ((await r.exists(layout.session(id).key)) === 0) {
+          const written = await r.get(layout.session(id).key); // the key as written, while the session lives
+          if (written === null) {
             await r.zrem(index, id); // expired or half-written: drop the stale entry
             continue;
           }
-          ids.push(id);
-          if (ids.length === limit) break;
+          sessions.push({ id, key: JSON.parse(written) });
+          if (sessions.length === limit) break;
         }
-        return ids;
+        return sessions;
       });
     },
 

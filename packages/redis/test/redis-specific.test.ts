@@ -70,9 +70,14 @@ describe("redis key safety", () => {
     const store = createRedisStore({ client, keyPrefix: `idx-${crypto.randomUUID()}:` });
     for (let i = 0; i < 20; i++) await store.append({ userId: i % 2 ? "odd" : "even", conversationId: `c${i}` }, numbered(1));
     reset(sent);
-    expect((await store.list({ userId: "odd" })).sessions).toHaveLength(10);
+    const { sessions } = await store.list({ userId: "odd" });
+    expect(sessions).toHaveLength(10);
+    // The key as written (its JSON, read in place of an EXISTS), fields in the caller's order.
+    expect(sessions.map((key) => Object.keys(key).join(","))).toEqual(Array(10).fill("userId,conversationId"));
     expect(await store.delete({ userId: "even" })).toBe(10);
-    expect(Object.keys(sent).sort()).toEqual(["del", "exists", "roundTrips", "zrangebylex", "zrem"]);
+    expect(Object.keys(sent).sort()).toEqual(["del", "get", "roundTrips", "zrangebylex", "zrem"]);
+    const [recent] = (await store.recent({ userId: "odd" }, { limit: 1 })).sessions;
+    expect(Object.keys(recent?.key ?? {})).toEqual(["userId", "conversationId"]);
     await client.quit();
   });
 });

@@ -1,4 +1,4 @@
-import { type SessionKeyFilter, createSessionKey } from "@memoria/core";
+import type { SessionKey, SessionKeyFilter } from "@memoria/core";
 import type { CheckedPatch, EngineInfo, EngineSession } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
@@ -21,7 +21,7 @@ function infoOf(row: InfoRow): EngineInfo {
   const lastActiveAt = Number(row.active_at ?? 0);
   return {
     id: row.id,
-    key: createSessionKey(JSON.parse(row.key_json)), // as written, its fields in their order
+    key: JSON.parse(row.key_json) as SessionKey, // as written, its fields in their order (the kit checks it)
     createdAt: Number(row.created_at ?? lastActiveAt),
     lastActiveAt,
     messageCount: Number(row.message_count),

@@ -1,4 +1,4 @@
-import { type SessionKeyFilter, createSessionKey } from "@memoria/core";
+import type { SessionKey, SessionKeyFilter } from "@memoria/core";
 import { type EngineSession, MemoriaError, type RecallIndex, StoreClosedError, type StoreEngine, StoreUnavailableError, defineStore } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
@@ -163,7 +163,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
           [field, value, after ?? "", ...more.params, limit],
         );
       }
-      return rows.map((row) => ({ id: row.id, key: createSessionKey(JSON.parse(row.key_json)) }));
+      return rows.map((row) => ({ id: row.id, key: JSON.parse(row.key_json) as SessionKey }));
     },
 
     async delete(match: SessionKeyFilter) {

@@ -1,6 +1,6 @@
 import { MemoriaError } from "../errors.js";
 import { listLimit, type ListOptions, type SessionPage } from "../history-store.js";
-import { keyMatches, type SessionKeyFilter, decodeSessionKey } from "../session-key.js";
+import { keyMatches, type SessionKeyFilter, createSessionKey, decodeSessionKey } from "../session-key.js";
 import { listedBy } from "../scope-key.js";
 import { type InfoPage, type SessionInfo, parseRecentCursor, recentCursor, recentPage, sessionInfo } from "../session-info.js";
 import type { EngineInfo, EngineSession, StoreEngine } from "./store-engine.js";
@@ -94,9 +94,9 @@ export async function* sessionsMatching(engine: StoreEngine, match: SessionKeyFi
   }
 }
 
-/** What an engine listed, as a session: its key as the engine kept it, or decoded from its id. */
-const sessionOf = (listed: string | EngineSession): EngineSession => (typeof listed === "string" ? { key: decodeSessionKey(listed), id: listed } : listed);
+/** What an engine listed, as a session: its key as the engine kept it (checked here), or decoded from its id. */
+const sessionOf = (listed: string | EngineSession): EngineSession => (typeof listed === "string" ? { key: decodeSessionKey(listed), id: listed } : { key: createSessionKey(listed.key), id: listed.id });
 
 export function infoOf(info: EngineInfo): SessionInfo {
-  return sessionInfo(info.key ?? decodeSessionKey(info.id), info);
+  return sessionInfo(info.key ? createSessionKey(info.key) : decodeSessionKey(info.id), info);
 }

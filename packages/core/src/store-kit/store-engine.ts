@@ -55,7 +55,7 @@ export interface EngineLock extends Omit<PolledLock, "owner"> {
 /** What a store keeps of one conversation besides its messages, as an engine returns it. */
 export interface EngineInfo {
   id: string;
-  /** The key as it was written, its fields in their order; left out, the kit decodes `id`, whose fields are sorted by name. */
+  /** The key as it was written (parsed from what the engine stored; the kit checks it), its fields in their order; left out, the kit decodes `id`, whose fields are sorted by name. */
   key?: SessionKey;
   createdAt: number;
   lastActiveAt: number;
