@@ -24,17 +24,17 @@ export class Script {
 const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[${i}] then return -1 end`;
 
 /**
- * Lua: adds the session ARGV[member] to the index sets in KEYS[7], KEYS[9], … and
- * their activity twins in KEYS[8], KEYS[10], …, renewing their TTL (ARGV[ttl]). With
- * `active` (an append) its activity score becomes ARGV[now]; otherwise it is set only
- * if missing. A standalone server's writes pass the session's index keys so this runs
- * in the write's own script; a Cluster's sit in other slots, so there the store runs
- * INDEX for each first and passes none.
+ * Lua: adds the session ARGV[member] to the index sets in KEYS[first], KEYS[first + 2],
+ * … and their activity twins in KEYS[first + 1], …, renewing their TTL (ARGV[ttl]).
+ * When `active` (a Lua condition: true for an append) holds, its activity score becomes
+ * ARGV[now]; otherwise it is set only if missing. A standalone server's writes pass
+ * the session's index keys after their own, so this runs in the write's script; a
+ * Cluster's sit in other slots, so there the store runs INDEX for each first.
  */
-const INDEXED = (member: number, ttl: number, now: number, active: boolean) => `
-for i = 7, #KEYS, 2 do
+const INDEXED = (first: number, member: number, ttl: number, now: number, active: string) => `
+for i = ${first}, #KEYS, 2 do
   redis.call('ZADD', KEYS[i], 0, ARGV[${member}])
-  redis.call('ZADD', KEYS[i + 1], ${active ? "" : "'NX', "}ARGV[${now}], ARGV[${member}])
+  if ${active} then redis.call('ZADD', KEYS[i + 1], ARGV[${now}], ARGV[${member}]) else redis.call('ZADD', KEYS[i + 1], 'NX', ARGV[${now}], ARGV[${member}]) end
   if tonumber(ARGV[${ttl}]) > 0 then
     redis.call('EXPIRE', KEYS[i], ARGV[${ttl}])
     redis.call('EXPIRE', KEYS[i + 1], ARGV[${ttl}])
@@ -60,7 +60,7 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return 0
 end
 ${FENCE(4)}
-redis.call('SADD', KEYS[2], ARGV[1])${INDEXED(7, 2, 6, true)}
+redis.call('SADD', KEYS[2], ARGV[1])${INDEXED(7, 7, 2, 6, "true")}
 for i = 8, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
@@ -95,7 +95,7 @@ end`;
 export const SET_STATE = new Script(`
 ${FENCE(4)}
 for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
-${TOUCH}${INDEXED(5, 1, 3, false)}
+${TOUCH}${INDEXED(7, 5, 1, 3, "false")}
 return 1
 `);
 
@@ -110,7 +110,7 @@ ${FENCE(4)}
 for i = 6, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[6], ARGV[i]) else redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1]) end
 end
-${TOUCH}${INDEXED(5, 1, 3, false)}
+${TOUCH}${INDEXED(7, 5, 1, 3, "false")}
 return 1
 `);
 
@@ -120,14 +120,7 @@ return 1
  * ARGV: member, ttl seconds (0: none), now, "1" when this is activity (an append),
  * else the activity score is set only if missing.
  */
-export const INDEX = new Script(`
-redis.call('ZADD', KEYS[1], 0, ARGV[1])
-if ARGV[4] == '1' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1]) else redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1]) end
-local ttl = tonumber(ARGV[2])
-if ttl > 0 then
-  redis.call('EXPIRE', KEYS[1], ttl)
-  redis.call('EXPIRE', KEYS[2], ttl)
-end
+export const INDEX = new Script(`${INDEXED(1, 1, 2, 3, "ARGV[4] == '1'")}
 return 1
 `);
 
