@@ -206,7 +206,6 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
   return Object.assign(defineStore(engine), {
     ready,
-    recallIndex: engine.recallIndex as () => RecallIndex,
     async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {
       const batchSize = pruneOptions.batchSize ?? 500;
       await ready();

@@ -1,4 +1,5 @@
 import { LockLostError, type SessionKey } from "@memoria/core";
+import type { TurnAppendResult } from "@memoria/core/store-kit";
 import { oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
@@ -7,18 +8,12 @@ import { checkFence } from "./table-lock.js";
 
 const ROW_PARAMS = 4;
 
-/** What an append did: stored the turn (not when its id was stored before), and gave its lock back with it. */
-export interface AppendOutcome {
-  appended: boolean;
-  released?: boolean;
-}
-
 /** How a SQL store writes: a turn's append, and the session upsert that state writes share. */
 export interface TurnWriter {
   /** Creates or renews the session row, adding `count` to its sequence; gives the sequence's new end. */
   upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown>;
   /** A turn's messages under `turnId`, fenced by the lock `token` when given, which `release` gives back in the same step. */
-  append(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Promise<AppendOutcome>;
+  append(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Promise<TurnAppendResult>;
   /** State values (name and JSON text) written together, fenced as an append is: one statement where the dialect writes so, else one transaction. */
   setStates(key: SessionKey, id: string, entries: readonly (readonly [string, string])[], token: string | undefined): Promise<void>;
 }
@@ -94,7 +89,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   }
 
   /** The append as a transaction; the lock's release, when asked, is its last statement. */
-  function* appendTurn(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Generator<SqlStep, AppendOutcome, unknown> {
+  function* appendTurn(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Generator<SqlStep, TurnAppendResult, unknown> {
     yield* checkFence(dialect, t, key, id, token);
     const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);
