@@ -6,7 +6,18 @@
  * `@memoria/core`.
  */
 export { defineStore } from "./store-kit/define-store.js";
-export { type EngineInfo, type EngineLock, type EngineSession, LOCK_LOST, type LockLost, type StoreEngine, type TurnWrite } from "./store-kit/store-engine.js";
+export {
+  type DecodedReads,
+  type EngineCalls,
+  type EngineInfo,
+  type EngineLock,
+  type EngineSession,
+  LOCK_LOST,
+  type LockLost,
+  type StoreEngine,
+  type TextReads,
+  type TurnWrite,
+} from "./store-kit/store-engine.js";
 
 // The contract's own types and errors, so a store module imports from one place.
 export {

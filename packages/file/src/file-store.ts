@@ -5,7 +5,7 @@ import { type EngineSession, MemoriaError, StoreClosedError, type StoreEngine, d
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
 import { lockFileCalls } from "./file-lock.js";
-import { type TurnLine, openIfExists, tailTurns, turnsFrom } from "./session-file.js";
+import type { TurnLine } from "./session-file.js";
 import { sessionFolder } from "./session-folder.js";
 import { rewriteTurns } from "./turn-rewrite.js";
 import { expiredFiles, liveSessions } from "./session-directory.js";
@@ -24,8 +24,8 @@ function turnLine(turnId: string, count: number, payloads: readonly string[]): s
  * SHA-256 of the encoded session key (so ids never touch a path). The first line
  * holds the key; each further line is one turn (its id, the running message count,
  * its messages), written with one `write`. Derived state sits beside it in a JSON
- * file replaced atomically. The engine below moves strings (and hands out the
- * decoded messages it caches); `defineStore` does the rest.
+ * file replaced atomically. The engine below takes strings and hands out the
+ * decoded messages it caches; `defineStore` does the rest.
  */
 export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   if (typeof options?.directory !== "string" || options.directory === "") {
@@ -80,21 +80,6 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     async readMessages({ id }, last) {
       const { turns, wanted } = await turnsOf(id, last);
       return lastMessages(turns, wanted);
-    },
-
-    /** The stored texts, read from the file (the kit reads through `readMessages`, which the cache answers). */
-    async read({ id }, last) {
-      const p = pathsOf(id);
-      const info = liveStat(p.file);
-      const handle = info && (await openIfExists(p.file));
-      if (!info || !handle) return [];
-      try {
-        const run = last === undefined ? await turnsFrom(handle, 0, info.size, p.file) : await tailTurns(handle, info.size, last, p.file);
-        const texts = run.turns.flatMap((turn) => turn.m.map((stored) => JSON.stringify(stored)));
-        return last === undefined ? texts : texts.slice(-last);
-      } finally {
-        await handle.close();
-      }
     },
 
     async append({ key, id }, payloads, turn) {

@@ -28,7 +28,7 @@ import { type SessionKey, type SessionKeyFilter, createKeyFilter, createSessionK
 import { stateEntries } from "../state-writes.js";
 import { StoreChatMessageHistory } from "../store-chat-history.js";
 import { infoOf, listSessions, recentSessions, sessionsMatching } from "./engine-pages.js";
-import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine } from "./store-engine.js";
+import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine, type TextReads } from "./store-engine.js";
 
 /**
  * A whole `HistoryStore` from an engine that moves strings: keys and arguments
@@ -40,7 +40,10 @@ export function defineStore(engine: StoreEngine): HistoryStore {
   const { name } = engine;
   // Without its own lock, the engine's sessions are locked in this process, and the kit checks fences.
   const leases = engine.lock ? undefined : new LocalLeases();
-  const readMessages = engine.readMessages?.bind(engine);
+  // The engine's read, decoded here unless the engine keeps decoded messages itself.
+  const readMessages: (session: EngineSession, last: number | undefined) => Promise<BaseMessage[]> = engine.readMessages
+    ? engine.readMessages.bind(engine)
+    : async (session, last) => decodeMessages(await (engine as TextReads).read(session, last));
   let closed = false;
 
   function open(): void {
@@ -93,8 +96,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = reading(key);
       const last = readWindow(options);
       if (last === 0) return [];
-      const messages = readMessages ? await ask(() => readMessages(session, last), false) : decodeMessages(await ask(() => engine.read(session, last), false));
-      return refuseSealed(key, messages, options);
+      return refuseSealed(key, await ask(() => readMessages(session, last), false), options);
     },
 
     async append(key: SessionKey, messages: readonly BaseMessage[], options?: TurnAppendOptions): Promise<TurnAppendResult> {

@@ -76,20 +76,11 @@ export interface EngineInfo {
  * turn id, or nothing. Any error an engine throws that is not a memoria error
  * reaches the caller as `StoreUnavailableError` (outcome unknown for a write).
  */
-export interface StoreEngine {
+export interface EngineCalls {
   /** Shown in errors, e.g. `"my-kv"`. */
   readonly name: string;
   readonly capabilities: StoreCapabilities;
 
-  /** The payloads in order, or the last `last` of them. */
-  read(session: EngineSession, last: number | undefined): Promise<readonly string[]>;
-  /**
-   * The same read, decoded: for an engine that keeps decoded messages (a cache of
-   * frozen messages that every read shares, as the file store's is), so a read of a
-   * cached session decodes nothing. What it returns must equal the decoded `read`,
-   * in a new array. Present, the kit reads through it and never calls `read`.
-   */
-  readMessages?(session: EngineSession, last: number | undefined): Promise<BaseMessage[]>;
   count(session: EngineSession): Promise<number>;
   /**
    * Appends `payloads` and the turn id atomically, creating the session when it is
@@ -152,3 +143,23 @@ export interface StoreEngine {
   recallIndex?(): RecallIndex;
   close(): Promise<void>;
 }
+
+/** An engine reads messages as stored texts, which the kit decodes. */
+export interface TextReads {
+  /** The payloads in order, or the last `last` of them. */
+  read(session: EngineSession, last: number | undefined): Promise<readonly string[]>;
+  readMessages?: undefined;
+}
+
+/**
+ * Or an engine keeps decoded messages (a cache of frozen messages that every read
+ * shares, as the file store's is) and hands them over, so a read of a cached session
+ * decodes nothing: the messages in order, or the last `last`, in a new array.
+ */
+export interface DecodedReads {
+  read?: undefined;
+  readMessages(session: EngineSession, last: number | undefined): Promise<BaseMessage[]>;
+}
+
+/** What a backend gives `defineStore`: the calls above, and its reads one way or the other. */
+export type StoreEngine = EngineCalls & (TextReads | DecodedReads);
