@@ -45,7 +45,7 @@ function staleState(state: Record<string, JsonValue>, from: number): string[] {
 }
 
 /** Runs `body` under the caller's lock, or the session's turn lock taken (and released) here. */
-async function underLock<T>(store: HistoryStore, key: SessionKey, lock: TurnLock | undefined, body: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
+async function underLock<T>(store: HistoryStore, key: SessionKey, lock: TurnLock | undefined, body: (lock: TurnLock) => Promise<T>): Promise<T> {
   if (lock) return body(lock);
   const held = await store.lock(key);
   try {

@@ -31,7 +31,7 @@ export interface SealingContext {
   anchor?: FreshnessAnchor;
   stored(key: SessionKey): { key: SessionKey; stored: SessionKey; id: string };
   rawKey(stored: SessionKey): Promise<SessionKey>;
-  underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock | undefined) => Promise<T>): Promise<T>;
+  underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock) => Promise<T>): Promise<T>;
 }
 
 /** The inner store's info with the title and metadata opened; a title or metadata stored in the clear is an `IntegrityError`. */

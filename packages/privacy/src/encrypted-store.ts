@@ -125,7 +125,7 @@ export class EncryptedStore implements HistoryStore {
    * Runs a write under `lock`, or, without one, under the session's turn lock taken
    * here: positions and a new data key must come from one writer at a time.
    */
-  async #underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
+  async #underLock<T>(id: string, stored: SessionKey, lock: TurnLock | undefined, write: (lock: TurnLock) => Promise<T>): Promise<T> {
     if (lock) return write(lock);
     const release = await this.#queue.acquire(id);
     try {

@@ -26,15 +26,15 @@ export async function readScopeRecord<D>(store: HistoryStore, scopeKey: SessionK
   return value as unknown as ScopeRecord<D>;
 }
 
-/** Stores a scope record, fenced by `lock` where the store has locks. */
-export async function writeScopeRecord<D>(store: HistoryStore, scopeKey: SessionKey, name: string, record: ScopeRecord<D>, lock: TurnLock | undefined): Promise<void> {
+/** Stores a scope record, fenced by the scope's `lock`. */
+export async function writeScopeRecord<D>(store: HistoryStore, scopeKey: SessionKey, name: string, record: ScopeRecord<D>, lock: TurnLock): Promise<void> {
   const next: ScopeRecord<D> = { cursors: record.cursors };
   if (record.data !== undefined) next.data = record.data;
-  await store.setState(scopeKey, name, next as unknown as JsonValue, lock ? { lock } : undefined);
+  await store.setState(scopeKey, name, next as unknown as JsonValue, { lock });
 }
 
 /** Runs `work` holding the scope record's lock (the one background passes take), released after. */
-export async function withScopeLock<T>(store: HistoryStore, scopeKey: SessionKey, work: (lock: TurnLock | undefined) => Promise<T>): Promise<T> {
+export async function withScopeLock<T>(store: HistoryStore, scopeKey: SessionKey, work: (lock: TurnLock) => Promise<T>): Promise<T> {
   const lock = await store.lock(scopeKey, scopeLock(store));
   try {
     return await work(lock);

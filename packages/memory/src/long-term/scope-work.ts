@@ -206,7 +206,7 @@ export class ScopeWork<D> {
   }
 
   /** Processes a session's new messages a batch at a time; each batch's result and cursor are stored together. */
-  async #catchUpSession(queue: ScopeQueue, scopeKey: SessionKey, id: string, record: ScopeRecord<D>, lock: TurnLock | undefined): Promise<void> {
+  async #catchUpSession(queue: ScopeQueue, scopeKey: SessionKey, id: string, record: ScopeRecord<D>, lock: TurnLock): Promise<void> {
     const session = decodeSessionKey(id);
     for (;;) {
       const total = await this.#store.count(session);
@@ -237,7 +237,7 @@ export class ScopeWork<D> {
     }
   }
 
-  async #save(scopeKey: SessionKey, record: ScopeRecord<D>, id: string, cursor: number, data: D | undefined, lock: TurnLock | undefined): Promise<void> {
+  async #save(scopeKey: SessionKey, record: ScopeRecord<D>, id: string, cursor: number, data: D | undefined, lock: TurnLock): Promise<void> {
     const cursors = namedValues([...Object.entries(record.cursors), [id, cursor]]) as Record<string, number>;
     await writeScopeRecord(this.#store, scopeKey, this.#job.name, { cursors, data }, lock);
     record.cursors = cursors;
