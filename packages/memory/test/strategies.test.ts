@@ -223,50 +223,50 @@ describe("combineMemory and the turn lock's read", () => {
     return { store, asked };
   }
 
-  it("takes the history with the lock for its buffer, and counts the session from it", async () => {
-    const { store, asked } = readingLockStore();
-    const key = { sessionId: "c" };
-    await store.append(key, numbered(4));
-    let counted: number | undefined;
-    const counting: MemoryStrategy = {
+  /** A strategy that only counts the session: as its turn loads, and after the turn saved. */
+  function counting() {
+    const seen: { load?: number; afterSave?: number } = {};
+    const strategy: MemoryStrategy = {
       name: "counting",
       async load({ count }) {
-        counted = await count();
+        seen.load = await count();
         return [];
       },
+      async afterSave({ count }) {
+        seen.afterSave = await count();
+      },
     };
-    const memory = combineMemory(counting, bufferMemory());
+    return { strategy, seen };
+  }
+
+  it("takes the history with the lock for its buffer, and counts the session from it until the turn writes", async () => {
+    const { store, asked } = readingLockStore();
+    await store.append({ sessionId: "c" }, numbered(4));
+    const { strategy, seen } = counting();
+    const memory = combineMemory(strategy, bufferMemory());
     expect(memory.firstRead).toEqual({});
     const { model, prompts } = observer();
     await new RunnableWithMessageHistory({ runnable: model, store, memory }).invoke([new HumanMessage("q")], { configurable: { sessionId: "c" } });
     expect(prompts[0]).toHaveLength(5);
-    expect(counted).toBe(4);
-    expect(asked).toEqual({ read: 0, count: 0 });
-    // After the turn's write the count is asked of the store again.
-    expect(await memoryContext(store, key).count()).toBe(6);
-    expect(asked.count).toBe(1);
+    expect(seen.load).toBe(4);
+    // After the turn's write, the same turn's count is asked of the store again.
+    expect(seen.afterSave).toBe(6);
+    expect(asked).toEqual({ read: 0, count: 1 });
   });
 
   it("takes a window with the lock when that is the first read, and counts from the store then", async () => {
     const { store, asked } = readingLockStore();
     await store.append({ sessionId: "w" }, numbered(10));
-    let counted: number | undefined;
-    const counting: MemoryStrategy = {
-      name: "counting",
-      async load({ count }) {
-        counted = await count();
-        return [];
-      },
-    };
+    const { strategy, seen } = counting();
     const window = windowMemory({ k: 2 });
-    const memory = combineMemory(counting, window);
+    const memory = combineMemory(strategy, window);
     expect(memory.firstRead).toEqual(window.firstRead);
     const windowed = await window.load(memoryContext(store, { sessionId: "w" }));
     asked.read = 0;
     const { model, prompts } = observer();
     await new RunnableWithMessageHistory({ runnable: model, store, memory }).invoke([new HumanMessage("q")], { configurable: { sessionId: "w" } });
     expect(prompts[0]).toEqual([...windowed, new HumanMessage("q")]);
-    expect(counted).toBe(10);
-    expect(asked).toEqual({ read: 0, count: 1 });
+    expect(seen).toEqual({ load: 10, afterSave: 12 });
+    expect(asked).toEqual({ read: 0, count: 2 });
   });
 });
