@@ -54,8 +54,11 @@ export class HeldRecallItems {
     return topK(scored(), k);
   }
 
-  /** The `k` items whose terms best match `query` (BM25, each word by its best form), best first; items sharing none are left out. */
-  matching(query: readonly (string | QueryTerm)[], k: number): RecallHit[] {
-    return this.#terms.search(query, k).map(({ value, score }) => hitOf(value, score));
+  /**
+   * The `k` items whose terms best match `query` (BM25, each word by its best form),
+   * best first; items sharing none are left out; `tie` orders equal scores.
+   */
+  matching(query: readonly (string | QueryTerm)[], k: number, tie?: (a: HeldRecallItem, b: HeldRecallItem) => number): RecallHit[] {
+    return this.#terms.search(query, k, tie).map(({ value, score }) => hitOf(value, score));
   }
 }

@@ -56,68 +56,95 @@ export function queryGroups(query: readonly (string | QueryTerm)[]): QueryGroup[
 
 interface Held<T> {
   value: T;
-  counts: Map<string, number>;
+  /** Its terms, each once: where to take it out of the postings. */
+  terms: string[];
   length: number;
+  /** Scratch of the search running (one at a time: a search never awaits): the last search and word that touched it, its score and its best share for that word. */
+  search: number;
+  word: number;
+  score: number;
+  share: number;
 }
 
 /**
- * A lexical index in this process's memory: per item its terms' counts, per term
- * the items holding it, ranked by BM25. The word side of `HeldRecallItems`.
+ * A lexical index in this process's memory: per term the items holding it with
+ * their counts, ranked by BM25. The word side of `HeldRecallItems`. A search walks
+ * each asked term's postings once, keeping its sums on the items themselves rather
+ * than in maps keyed by id.
  */
 export class TermIndex<T> {
   readonly #items = new Map<string, Held<T>>();
-  readonly #postings = new Map<string, Set<string>>();
+  readonly #postings = new Map<string, Map<Held<T>, number>>();
   #totalLength = 0;
+  #searches = 0;
+  #words = 0;
 
   /** Holds `terms` for the item `id` (replacing what it held); `value` comes back with its hits. */
   set(id: string, value: T, terms: readonly string[]): void {
     this.delete(id);
     const counts = termCounts(terms);
-    for (const term of counts.keys()) {
+    const held: Held<T> = { value, terms: [...counts.keys()], length: terms.length, search: 0, word: 0, score: 0, share: 0 };
+    for (const [term, count] of counts) {
       let holders = this.#postings.get(term);
       if (!holders) {
-        holders = new Set();
+        holders = new Map();
         this.#postings.set(term, holders);
       }
-      holders.add(id);
+      holders.set(held, count);
     }
-    this.#items.set(id, { value, counts, length: terms.length });
+    this.#items.set(id, held);
     this.#totalLength += terms.length;
   }
 
   delete(id: string): void {
     const held = this.#items.get(id);
     if (!held) return;
-    for (const term of held.counts.keys()) {
+    for (const term of held.terms) {
       const holders = this.#postings.get(term);
-      holders?.delete(id);
+      holders?.delete(held);
       if (holders?.size === 0) this.#postings.delete(term);
     }
     this.#items.delete(id);
     this.#totalLength -= held.length;
   }
 
-  /** The `k` items best matching `query`, best first; items sharing no term are left out. */
-  search(query: readonly (string | QueryTerm)[], k: number): { value: T; score: number }[] {
+  /**
+   * The `k` items best matching `query`, best first; items sharing no term are left
+   * out. Equal scores keep the order items were first matched in, unless `tie` orders them.
+   */
+  search(query: readonly (string | QueryTerm)[], k: number, tie?: (a: T, b: T) => number): { value: T; score: number }[] {
     const average = this.#totalLength / (this.#items.size || 1);
-    const scores = new Map<string, number>();
+    const search = ++this.#searches;
+    const matched: Held<T>[] = [];
     for (const group of queryGroups(query)) {
-      const best = new Map<string, number>();
+      const word = ++this.#words;
+      const touched: Held<T>[] = [];
       for (const { term, weight } of group) {
         const holders = this.#postings.get(term);
         if (!holders) continue;
         const idf = weight * termWeight(this.#items.size, holders.size);
-        for (const id of holders) {
-          const held = this.#items.get(id) as Held<T>;
-          best.set(id, Math.max(best.get(id) ?? 0, termScore(idf, held.counts.get(term) as number, held.length, average)));
+        for (const [held, count] of holders) {
+          const share = termScore(idf, count, held.length, average);
+          if (held.word !== word) {
+            held.word = word;
+            held.share = share;
+            touched.push(held);
+          } else if (share > held.share) held.share = share;
         }
       }
-      for (const [id, score] of best) scores.set(id, (scores.get(id) ?? 0) + score);
+      for (const held of touched) {
+        if (held.search !== search) {
+          held.search = search;
+          held.score = 0;
+          matched.push(held);
+        }
+        held.score += held.share;
+      }
     }
-    const items = this.#items;
-    function* scored() {
-      for (const [id, score] of scores) yield { value: (items.get(id) as Held<T>).value, score };
-    }
-    return topK(scored(), k);
+    return topK(
+      matched.map((held) => ({ value: held.value, score: held.score })),
+      k,
+      tie && ((a, b) => tie(a.value, b.value)),
+    );
   }
 }

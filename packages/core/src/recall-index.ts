@@ -114,22 +114,26 @@ export function unitVector(vector: readonly number[]): Float32Array {
   return out;
 }
 
-/** Keeps the `k` best of scored entries without sorting them all. */
-export function topK<T extends { score: number }>(entries: Iterable<T>, k: number): T[] {
+/**
+ * Keeps the `k` best of scored entries without sorting them all. Among equal scores
+ * the first seen stays ahead, unless `tie` says otherwise (negative: `a` goes first).
+ */
+export function topK<T extends { score: number }>(entries: Iterable<T>, k: number, tie?: (a: T, b: T) => number): T[] {
   const best: T[] = [];
   if (k === 0) return best;
+  const ahead = (a: T, b: T) => a.score > b.score || (a.score === b.score && tie !== undefined && tie(a, b) < 0);
   for (const entry of entries) {
     let i: number;
     if (best.length < k) {
       best.push(entry);
       i = best.length - 1;
-    } else if ((best[k - 1] as T).score >= entry.score) {
+    } else if (!ahead(entry, best[k - 1] as T)) {
       continue;
     } else {
       i = k - 1;
       best[i] = entry;
     }
-    while (i > 0 && (best[i - 1] as T).score < entry.score) {
+    while (i > 0 && ahead(entry, best[i - 1] as T)) {
       best[i] = best[i - 1] as T;
       best[i - 1] = entry;
       i--;
