@@ -16,6 +16,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { HistoryStore } from "@memoria/core";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
+import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import Database from "better-sqlite3";
 import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
@@ -25,21 +26,9 @@ type Phase = (typeof PHASES)[number];
 
 /** A better-sqlite3 database whose statement runs are counted. */
 function countedDatabase(path: string, counter: { statements: number }): Database.Database {
-  const db = new Database(path);
+  const db = watchStatements(new Database(path), () => counter.statements++);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
-  const prepare = db.prepare.bind(db);
-  db.prepare = ((sql: string) => {
-    const statement = prepare(sql);
-    for (const name of ["run", "all", "get"] as const) {
-      const original = statement[name].bind(statement) as (...args: unknown[]) => unknown;
-      (statement as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-        counter.statements++;
-        return original(...args);
-      };
-    }
-    return statement;
-  }) as typeof db.prepare;
   return db;
 }
 

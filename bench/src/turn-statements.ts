@@ -15,25 +15,14 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
 import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, factMemory, recallMemory } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
+import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import Database from "better-sqlite3";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-turn-statements-"));
 let counted = 0;
-const db = new Database(join(dir, "history.db"));
+const db = watchStatements(new Database(join(dir, "history.db")), () => counted++);
 db.pragma("journal_mode = WAL");
-const prepare = db.prepare.bind(db);
-db.prepare = ((sql: string) => {
-  const statement = prepare(sql);
-  for (const name of ["run", "all", "get", "iterate"] as const) {
-    const original = statement[name].bind(statement) as (...args: unknown[]) => unknown;
-    (statement as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
-      counted++;
-      return original(...args);
-    };
-  }
-  return statement;
-}) as typeof db.prepare;
 
 try {
   const store = createSqliteStore({ database: db });
