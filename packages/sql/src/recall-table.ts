@@ -1,8 +1,16 @@
 import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
-import { checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core/store-kit";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
+import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-cache.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
+import { scopeVersion, scopeVersionNow } from "./recall-versions.js";
 import { type SqlDialect, run } from "./sql-dialect.js";
+
+/** The recall index of a SQL store, which the store tells when it erased sessions. */
+export interface SqlRecallIndex extends RecallIndex {
+  /** Lets go of every scope held in this process. */
+  forget(): void;
+}
 
 interface HitRow {
   session_id: string;
@@ -33,12 +41,15 @@ function floatsOf(bytes: Uint8Array): Float32Array {
  * Plain rows rather than a `vec0` table: erasure needs no extension loaded, and a
  * deleted row's bytes are zeroed by `secure_delete` like every other row's.
  */
-export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): RecallIndex {
+export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): SqlRecallIndex {
   // An erased session's messages are not indexed: the row would have nothing to belong to.
   const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding, terms)
     SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
     ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
   let home: Promise<string> | undefined;
+  const cache = dialect.recallCacheBytes ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget)) : undefined;
+  /** The scope as held in this process, where it is and is current. */
+  const held = async (scope: string) => cache?.at(scope, await scopeVersion(dialect, t, scope));
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     home() {
@@ -53,17 +64,32 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();
-      await dialect.transaction(function* () {
+      const scopes = [...new Set(items.map((item) => item.scope))];
+      const { before, after, stored } = await dialect.transaction(function* () {
+        const versions = function* () {
+          const found: number[] = [];
+          if (cache) for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope));
+          return found;
+        };
+        const before = yield* versions();
+        const stored: RecallItem[] = [];
         for (const item of items) {
-          yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.terms ? item.terms.length : null, item.session]);
+          const changed = yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.terms ? item.terms.length : null, item.session]);
+          if (changed > 0) stored.push(item);
           yield* writeTerms(dialect, t, item);
         }
+        return { before, after: yield* versions(), stored };
       });
+      for (const [i, scope] of scopes.entries()) {
+        cache?.written(scope, before[i] as number, after[i] as number, stored.filter((item) => item.scope === scope));
+      }
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
       checkRecallK(k);
       if (k === 0) return [];
       await ready();
+      const items = await held(scope);
+      if (items) return items.nearest(vector, k);
       const query = bytesOf(vector);
       if (dialect.vectorDistance) {
         const rows = await dialect.execute<HitRow[]>({
@@ -83,7 +109,11 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     async searchTerms(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
       checkRecallK(k);
       await ready();
-      return searchTerms(dialect, t, scope, query, k);
+      const items = await held(scope);
+      if (!items) return searchTerms(dialect, t, scope, query, k);
+      // As the SQL ranks: equal scores by session and position, highest first; then newest first.
+      const hits = items.matching(query, k, (a, b) => (a.session === b.session ? b.position - a.position : a.session < b.session ? 1 : -1));
+      return hits.sort((a, b) => b.score - a.score || b.at - a.at || b.position - a.position);
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);
@@ -98,8 +128,65 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       }
       await ready();
       const removed = await dialect.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
+      cache?.forget();
       await dialect.afterErase();
       return removed;
     },
+    forget: () => cache?.forget(),
   };
+}
+
+interface ItemRow {
+  session_id: string;
+  position: number | string;
+  at: number | string;
+  embedding: Uint8Array;
+  terms: number | string | null;
+}
+
+interface TermRow {
+  session_id: string;
+  position: number | string;
+  term: string;
+  n: number | string;
+}
+
+/**
+ * Reads a scope into the process at `version`: "too large" where holding it would
+ * take more than `budget` bytes, undefined where it changed while it was read.
+ */
+async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version: number, budget: number): Promise<LoadedScope | "too large" | undefined> {
+  const [size] = await dialect.execute<{ items: number; vectors: number | null; terms: number | null }[]>({
+    kind: "all",
+    sql: `SELECT COUNT(*) AS items, SUM(length(embedding)) AS vectors, SUM(terms) AS terms FROM ${t.recall} WHERE scope_id = ?`,
+    params: [scope],
+  });
+  const bytes = heldBytes(Number(size?.items ?? 0), Number(size?.vectors ?? 0), Number(size?.terms ?? 0));
+  if (bytes > budget) return "too large";
+  const rows = await dialect.execute<ItemRow[]>({ kind: "all", sql: `SELECT session_id, position, at, embedding, terms FROM ${t.recall} WHERE scope_id = ?`, params: [scope] });
+  const postings = await dialect.execute<TermRow[]>({ kind: "all", sql: `SELECT session_id, position, term, n FROM ${t.recallTerms} WHERE scope_id = ?`, params: [scope] });
+  if ((await scopeVersion(dialect, t, scope)) !== version) return undefined;
+  // Each item's terms as a list again, each as often as it occurs; the length the row notes (termCounts skips the padding).
+  const terms = new Map<string, string[]>();
+  for (const row of postings) {
+    const id = `${row.session_id}\u0000${row.position}`;
+    let list = terms.get(id);
+    if (!list) {
+      list = [];
+      terms.set(id, list);
+    }
+    for (let n = Number(row.n); n > 0; n--) list.push(row.term);
+  }
+  const items = new HeldRecallItems();
+  for (const row of rows) {
+    const item = { session: row.session_id, position: Number(row.position), at: Number(row.at), vector: floatsOf(row.embedding) };
+    if (row.terms === null) {
+      items.set(item);
+      continue;
+    }
+    const list = terms.get(`${row.session_id}\u0000${row.position}`) ?? [];
+    while (list.length < Number(row.terms)) list.push("");
+    items.set(item, list);
+  }
+  return { items, bytes };
 }

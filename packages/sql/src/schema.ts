@@ -1,6 +1,7 @@
 import { MemoriaError } from "@memoria/core";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import type { TextRole } from "./sql-forms.js";
+import { recallVersionSchema } from "./recall-versions.js";
 
 /** The tables of one store, named with its prefix. */
 export interface Tables {
@@ -13,6 +14,8 @@ export interface Tables {
   locks: string;
   recall: string;
   recallTerms: string;
+  recallScopes: string;
+  recallClock: string;
 }
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
@@ -32,12 +35,15 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
     locks: lockSchema ? `${lockSchema}.${prefix}locks` : `${prefix}locks`,
     recall: `${prefix}recall`,
     recallTerms: `${prefix}recall_terms`,
+    recallScopes: `${prefix}recall_scopes`,
+    recallClock: `${prefix}recall_clock`,
   };
 }
 
 /**
  * Schema migrations, in order; the version table records how many have run. Each
- * is a list of statements, written once for every engine (with its forms' types).
+ * is a list of statements, written once for every engine (with its forms' types),
+ * but for the recall versions, which only SQLite keeps.
  */
 function migrations(t: Tables, dialect: SqlDialect): string[][] {
   const text = (role: TextRole) => dialect.textType(role);
@@ -124,6 +130,8 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
     // 6: the database's own id (`home`, set once by `migrate`), which recall notes in its progress: a copy of the
     // sessions into another database (`memoria migrate`) carries the progress but not the recall rows.
     [`ALTER TABLE ${t.version} ADD COLUMN home ${text("id")}`],
+    // 7: each recall scope's version, which a copy of the scope held in the process checks (SQLite only: recall-versions.ts).
+    dialect.engine === "sqlite" ? recallVersionSchema(t) : [],
   ];
 }
 
@@ -140,7 +148,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many

@@ -67,6 +67,11 @@ export interface SqlDialect extends SqlForms {
   readonly forUpdate: string;
   /** A statement that stops other transactions from locking or writing `table`'s rows until commit, where transactions do not already exclude each other. */
   freezeTable?(table: string): string;
+  /**
+   * Where the engine keeps recall scopes' versions (SQLite: recall-versions.ts), the
+   * bytes of recall scopes a process may hold to rank them in memory; 0 or unset: none.
+   */
+  readonly recallCacheBytes?: number;
   /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */
   afterErase(): Promise<void>;
   /** Runs one statement outside a transaction. */

@@ -1,11 +1,11 @@
 import type { SessionKey, SessionKeyFilter } from "@memoria/core";
-import { type EngineSession, MemoriaError, type RecallIndex, StoreClosedError, type StoreEngine, StoreUnavailableError, defineStore } from "@memoria/core/store-kit";
+import { type EngineSession, MemoriaError, StoreClosedError, type StoreEngine, StoreUnavailableError, defineStore } from "@memoria/core/store-kit";
 import { readStatements } from "./history-reads.js";
 import { type Tables, migrate, tablesFor } from "./schema.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import { tableLock } from "./table-lock.js";
 import { conversationQueries } from "./conversation-queries.js";
-import { recallTable } from "./recall-table.js";
+import { type SqlRecallIndex, recallTable } from "./recall-table.js";
 import { replaceTail } from "./tail-replacement.js";
 import { turnWriter } from "./turn-writer.js";
 import type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
@@ -31,7 +31,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   let isReady = false;
   const conversations = conversationQueries(dialect, t, writer, () => ready(), alive);
   let closed = false;
-  let recall: RecallIndex | undefined;
+  let recall: SqlRecallIndex | undefined;
 
   /** Migrates once; a failed start is retried by the next call. */
   function ready(): Promise<void> {
@@ -191,6 +191,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         }
         return erased.length;
       });
+      recall?.forget(); // nothing of an erased session stays held in this process
       await dialect.afterErase();
       return deleted;
     },
@@ -200,6 +201,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async close() {
       closed = true;
       isReady = false;
+      recall?.forget();
       await dialect.close();
     },
   };
@@ -219,6 +221,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
         total += deleted;
         if (deleted < batchSize) break;
       }
+      if (total > 0) recall?.forget();
       await change(`DELETE FROM ${t.locks} WHERE expires_at <= ${now}`);
       return total;
     },

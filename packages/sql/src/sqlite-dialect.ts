@@ -42,7 +42,19 @@ export interface SqliteStoreOptions extends SqlStoreOptions {
    * @default "FULL"
    */
   synchronous?: "FULL" | "NORMAL";
+  /**
+   * Bytes of recall memory's index this process may hold, so recall ranks a user's
+   * items in memory rather than in a statement over all of them (an estimate: vectors,
+   * terms and the objects around them). A held scope is checked against the
+   * database's version of it before every query, so another process's writes are
+   * seen; least recently used scopes go first; 0 ranks every query in SQL.
+   * @default 67108864 (64 MiB)
+   */
+  recallCacheBytes?: number;
 }
+
+/** What `recallCacheBytes` is when not given. */
+const RECALL_CACHE_BYTES = 64 * 1024 * 1024;
 
 const LOCK_SCHEMA = "memoria_lockdb";
 
@@ -85,6 +97,10 @@ function createPrivately(path: string): void {
  * timeout orders writers.
  */
 function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
+  const cacheBytes = options.recallCacheBytes;
+  if (cacheBytes !== undefined && !(Number.isSafeInteger(cacheBytes) && cacheBytes >= 0)) {
+    throw new MemoriaError("INVALID_ARGUMENT", `recallCacheBytes must be a whole number of bytes >= 0, got ${cacheBytes}.`);
+  }
   const owned = options.database === undefined;
   let db: SqliteDatabaseLike | undefined = options.database;
   const statements = new Map<string, SqliteStatementLike>();
@@ -225,6 +241,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     lockSchema: LOCK_SCHEMA,
     forUpdate: "",
     windowsByRange: true,
+    recallCacheBytes: options.recallCacheBytes ?? RECALL_CACHE_BYTES,
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>

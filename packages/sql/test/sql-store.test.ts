@@ -260,7 +260,8 @@ describe("migrations", () => {
     await first.append({ sessionId: "old" }, [new HumanMessage("from version 1")]);
     await first.close();
     const db = new Database(path);
-    db.exec(`DROP TABLE memoria_recall_terms; DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
+    db.exec(`DROP TABLE memoria_recall_scopes; DROP TABLE memoria_recall_clock;
+      DROP TABLE memoria_recall_terms; DROP TABLE memoria_recall; DROP TABLE memoria_state; DROP INDEX memoria_sessions_recent;
       ALTER TABLE memoria_sessions DROP COLUMN created_at; ALTER TABLE memoria_sessions DROP COLUMN active_at;
       ALTER TABLE memoria_sessions DROP COLUMN title; ALTER TABLE memoria_sessions DROP COLUMN metadata;
       ALTER TABLE memoria_schema_version DROP COLUMN home; UPDATE memoria_schema_version SET version = 1;`);
@@ -287,7 +288,9 @@ describe("migrations", () => {
     await first.append({ sessionId: "old" }, [new HumanMessage("harbour ferry")]);
     await first.close();
     const db = new Database(path);
-    db.exec(`DROP TABLE memoria_recall_terms; DROP INDEX memoria_recall_lexical; ALTER TABLE memoria_recall DROP COLUMN terms;
+    db.exec(`DROP TRIGGER memoria_recall_added; DROP TRIGGER memoria_recall_changed; DROP TRIGGER memoria_recall_removed;
+      DROP TABLE memoria_recall_scopes; DROP TABLE memoria_recall_clock;
+      DROP TABLE memoria_recall_terms; DROP INDEX memoria_recall_lexical; ALTER TABLE memoria_recall DROP COLUMN terms;
       ALTER TABLE memoria_schema_version DROP COLUMN home; UPDATE memoria_schema_version SET version = 4;`);
     db.prepare("INSERT INTO memoria_recall (session_id, position, scope_id, at, embedding) VALUES (?, 0, 'scope', 1, ?)").run(session, Buffer.from(new Float32Array([1, 0, 0]).buffer));
     db.close();

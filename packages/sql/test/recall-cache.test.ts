@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { HumanMessage } from "@langchain/core/messages";
+import { type RecallItem, encodeSessionKey } from "@memoria/core";
+import { watchStatements } from "@memoria/testkit/sqlite-statements";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { createSqliteStore } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-recall-cache-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+const fresh = () => join(dir, `recall-${files++}.db`);
+
+/** A database connection whose statements are noted (by their first word, the ranking ones by name). */
+function countingDatabase(path: string) {
+  const seen: string[] = [];
+  const db = watchStatements(new Database(path), (sql) =>
+    seen.push(sql.includes("WITH stats") ? "rank terms" : sql.includes("vec_distance_cosine") ? "rank vectors" : (sql.trim().split(/\s+/)[0] ?? "")),
+  );
+  return { db, seen };
+}
+
+/** Sessions `s0…` with a message each, and an item per session in `scope` (a few terms and a vector from `i`). */
+async function seed(store: ReturnType<typeof createSqliteStore>, scope: string, count: number, from = 0): Promise<RecallItem[]> {
+  const items: RecallItem[] = [];
+  for (let i = from; i < from + count; i++) {
+    const key = { sessionId: `s${i}` };
+    await store.append(key, [new HumanMessage(`message ${i}`)]);
+    const terms = i % 5 === 4 ? undefined : ["ferry", ...(i % 2 === 0 ? ["harbour", "harbour"] : ["tide"]), ...(i % 3 === 0 ? ["lighthouse"] : [])];
+    items.push({ scope, session: encodeSessionKey(key), position: 0, at: 1000 + (i % 4), vector: [1, (i % 7) / 7, (i % 3) / 3], terms });
+  }
+  await store.recallIndex().upsert(items);
+  return items;
+}
+
+const queries = [["harbour"], ["ferry"], ["tide", "lighthouse"], [{ term: "harbor", alternatives: [{ term: "harbour", weight: 0.5 }] }], ["nothing"]];
+
+describe("recall held in the process (SQLite)", () => {
+  it("ranks as the SQL does, ties and items without terms included", async () => {
+    const path = fresh();
+    const held = createSqliteStore({ path });
+    const ranked = createSqliteStore({ path, recallCacheBytes: 0 });
+    await seed(held, "scope", 40);
+    for (let round = 0; round < 3; round++) {
+      for (const query of queries) {
+        for (const k of [1, 3, 12, 50]) {
+          expect(await held.recallIndex().searchTerms!("scope", query, k)).toEqual(await ranked.recallIndex().searchTerms!("scope", query, k));
+        }
+      }
+      const nearest = await held.recallIndex().search("scope", [1, 0.5, 0.2], 10);
+      const inSql = await ranked.recallIndex().search("scope", [1, 0.5, 0.2], 10);
+      expect(nearest.map((hit) => hit.score)).toEqual(inSql.map((hit) => expect.closeTo(hit.score, 5)));
+    }
+    await held.close();
+    await ranked.close();
+  });
+
+  it("ranks a scope in memory from the second query at the same version, and keeps it current through its own writes", async () => {
+    const path = fresh();
+    const { db, seen } = countingDatabase(path);
+    const store = createSqliteStore({ database: db });
+    await seed(store, "scope", 10);
+    const index = store.recallIndex();
+    seen.length = 0;
+    const inSql = await index.searchTerms!("scope", ["harbour"], 3);
+    expect(seen).toEqual(["SELECT", "rank terms"]); // the version, then the SQL's ranking
+    seen.length = 0;
+    await index.searchTerms!("scope", ["harbour"], 3);
+    expect(seen).not.toContain("rank terms"); // loaded
+    seen.length = 0;
+    expect(await index.searchTerms!("scope", ["harbour"], 3)).toEqual(inSql);
+    expect(seen).toEqual(["SELECT"]); // held: the version only
+    // This process's write: held still, and it finds the new item.
+    const [added] = await seed(store, "scope", 1, 10);
+    await index.upsert([{ ...(added as RecallItem), terms: ["harbour", "harbour", "harbour"] }]);
+    seen.length = 0;
+    const found = await index.searchTerms!("scope", ["harbour"], 3);
+    expect(seen).toEqual(["SELECT"]);
+    expect(found[0]?.session).toBe(encodeSessionKey({ sessionId: "s10" }));
+    // An item of a session that is not there (erased) is not indexed, nor held.
+    const gone = encodeSessionKey({ sessionId: "gone" });
+    await index.upsert([{ scope: "scope", session: gone, position: 0, at: 2000, vector: [1, 0, 0], terms: ["harbour", "harbour", "harbour", "harbour"] }]);
+    expect((await index.searchTerms!("scope", ["harbour"], 20)).map((hit) => hit.session)).not.toContain(gone);
+    await store.close();
+    db.close();
+  });
+
+  it("sees another connection's writes and erasures at the next query", async () => {
+    const path = fresh();
+    const store = createSqliteStore({ path });
+    const other = createSqliteStore({ path, recallCacheBytes: 0 });
+    await seed(store, "scope", 6);
+    const index = store.recallIndex();
+    for (let i = 0; i < 3; i++) await index.searchTerms!("scope", ["lighthouse"], 10); // held
+    await seed(other, "scope", 1, 6); // s6: harbour, lighthouse
+    const sessions = async () => (await index.searchTerms!("scope", ["lighthouse"], 10)).map((hit) => hit.session).sort();
+    expect(await sessions()).toEqual(["s0", "s3", "s6"].map((sessionId) => encodeSessionKey({ sessionId })));
+    await sessions(); // held again
+    await other.delete({ sessionId: "s3" }); // its recall row goes by the session's cascade
+    expect(await sessions()).toEqual(["s0", "s6"].map((sessionId) => encodeSessionKey({ sessionId })));
+    // Emptied and filled again: a new version, never one the scope had before.
+    await sessions();
+    await other.recallIndex().remove({ scope: "scope" });
+    await seed(other, "scope", 1, 12); // s12: harbour, lighthouse
+    expect(await sessions()).toEqual([encodeSessionKey({ sessionId: "s12" })]);
+    await store.close();
+    await other.close();
+  });
+
+  it("keeps no trace of an erased scope: its version row goes with its last item", async () => {
+    const path = fresh();
+    const store = createSqliteStore({ path });
+    await seed(store, "memoriaScope=userId&userId=carol", 2);
+    await seed(store, "memoriaScope=userId&userId=dan", 1, 2);
+    const db = new Database(path);
+    const scopes = () => db.prepare("SELECT scope_id FROM memoria_recall_scopes ORDER BY scope_id").pluck().all();
+    expect(scopes()).toEqual(["memoriaScope=userId&userId=carol", "memoriaScope=userId&userId=dan"]);
+    await store.delete({ sessionId: "s0" });
+    expect(scopes()).toHaveLength(2);
+    await store.delete({ sessionId: "s1" });
+    expect(scopes()).toEqual(["memoriaScope=userId&userId=dan"]);
+    db.close();
+    await store.close();
+  });
+
+  it("ranks in SQL a scope larger than its budget, and refuses a budget that is not a byte count", async () => {
+    const { db, seen } = countingDatabase(fresh());
+    const store = createSqliteStore({ database: db, recallCacheBytes: 2000 });
+    await seed(store, "scope", 20);
+    for (let i = 0; i < 3; i++) await store.recallIndex().searchTerms!("scope", ["ferry"], 3);
+    seen.length = 0;
+    await store.recallIndex().searchTerms!("scope", ["ferry"], 3);
+    expect(seen).toEqual(["SELECT", "rank terms"]);
+    await store.close();
+    db.close();
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createSqliteStore({ path: ":memory:", recallCacheBytes: bad })).toThrow(/recallCacheBytes must be a whole number of bytes >= 0/);
+    }
+  });
+});
