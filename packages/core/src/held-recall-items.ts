@@ -1,25 +1,41 @@
 import { TermIndex } from "./lexical-ranking.js";
-import { type QueryTerm, type RecallHit, dotProduct, topK, unitVector } from "./recall-index.js";
+import { type QueryTerm, type RecallHit, unitVector } from "./recall-index.js";
+import { VectorSlab } from "./vector-slab.js";
 
-/** An item as held in this process: its vector already a unit Float32Array. */
-export interface HeldRecallItem {
+/** Where a recalled item is: its session, its position there, and when it was indexed. */
+export interface RecallPlace {
   session: string;
   position: number;
   at: number;
+}
+
+/** An item as held in this process: its vector already a unit Float32Array. */
+export interface HeldRecallItem extends RecallPlace {
   vector: Float32Array;
 }
 
+interface Entry {
+  place: RecallPlace;
+  slot: number;
+  /** Its vector's length (the slab pads rows). */
+  length: number;
+}
+
 const idOf = (session: string, position: number) => `${session}\u0000${position}`;
-const hitOf = (item: HeldRecallItem, score: number): RecallHit => ({ session: item.session, position: item.position, at: item.at, score });
+const hitOf = (place: RecallPlace, score: number): RecallHit => ({ session: place.session, position: place.position, at: place.at, score });
 
 /**
  * One scope's recall items in this process's memory: vectors searched by an exact
- * scan (a dot product each), terms ranked by BM25. What `exactIndex` keeps per scope,
- * and what an encrypted store's sealed index opens a scope into.
+ * scan (a dot product each, over one block of memory: vector-slab.ts), terms ranked
+ * by BM25. What `exactIndex` keeps per scope, what an encrypted store's sealed index
+ * opens a scope into, and what a SQL store holds of the scopes it queries.
  */
 export class HeldRecallItems {
-  readonly #items = new Map<string, HeldRecallItem>();
-  readonly #terms = new TermIndex<HeldRecallItem>();
+  readonly #items = new Map<string, Entry>();
+  /** The entry in each slot of the slab; undefined where the slot is free. */
+  readonly #bySlot: (Entry | undefined)[] = [];
+  readonly #vectors = new VectorSlab();
+  readonly #terms = new TermIndex<RecallPlace>();
 
   get size(): number {
     return this.#items.size;
@@ -28,37 +44,54 @@ export class HeldRecallItems {
   /** Holds `item` in place of any at its session and position; without `terms` it is found by vector only. */
   set(item: HeldRecallItem, terms?: readonly string[]): void {
     const id = idOf(item.session, item.position);
-    this.#items.set(id, item);
-    if (terms) this.#terms.set(id, item, terms);
+    const place: RecallPlace = { session: item.session, position: item.position, at: item.at };
+    const held = this.#items.get(id);
+    if (held) this.#vectors.set(held.slot, item.vector);
+    const entry: Entry = { place, slot: held ? held.slot : this.#vectors.add(item.vector), length: item.vector.length };
+    this.#items.set(id, entry);
+    this.#bySlot[entry.slot] = entry;
+    if (terms) this.#terms.set(id, place, terms);
     else this.#terms.delete(id);
   }
 
-  delete(item: HeldRecallItem): void {
+  delete(item: RecallPlace): void {
     const id = idOf(item.session, item.position);
+    const held = this.#items.get(id);
+    if (!held) return;
     this.#items.delete(id);
+    this.#bySlot[held.slot] = undefined;
+    this.#vectors.remove(held.slot);
     this.#terms.delete(id);
   }
 
-  /** A snapshot of the items (so the caller may delete while it walks them). */
+  /** A snapshot of the items, vectors copied (so the caller may delete while it walks them). */
   items(): HeldRecallItem[] {
-    return [...this.#items.values()];
+    return [...this.#items.values()].map(({ place, slot, length }) => ({ ...place, vector: this.#vectors.read(slot, length) }));
   }
 
-  /** The `k` items nearest to `vector` (cosine), nearest first. */
+  /** The `k` items nearest to `vector` (cosine), nearest first; equal scores in the order the slots were taken. */
   nearest(vector: readonly number[], k: number): RecallHit[] {
-    const query = unitVector(vector);
-    const items = this.#items;
-    function* scored(): Generator<RecallHit> {
-      for (const item of items.values()) yield hitOf(item, dotProduct(item.vector, query));
+    const scores = this.#vectors.scores(unitVector(vector));
+    const best: number[] = []; // slots, best first
+    for (let slot = 0; slot < scores.length && k > 0; slot++) {
+      if (this.#bySlot[slot] === undefined) continue;
+      const score = scores[slot] as number;
+      if (best.length === k && score <= (scores[best[k - 1] as number] as number)) continue;
+      let i = best.length < k ? best.length : k - 1;
+      while (i > 0 && (scores[best[i - 1] as number] as number) < score) {
+        best[i] = best[i - 1] as number;
+        i--;
+      }
+      best[i] = slot;
     }
-    return topK(scored(), k);
+    return best.map((slot) => hitOf((this.#bySlot[slot] as Entry).place, scores[slot] as number));
   }
 
   /**
    * The `k` items whose terms best match `query` (BM25, each word by its best form),
    * best first; items sharing none are left out; `tie` orders equal scores.
    */
-  matching(query: readonly (string | QueryTerm)[], k: number, tie?: (a: HeldRecallItem, b: HeldRecallItem) => number): RecallHit[] {
+  matching(query: readonly (string | QueryTerm)[], k: number, tie?: (a: RecallPlace, b: RecallPlace) => number): RecallHit[] {
     return this.#terms.search(query, k, tie).map(({ value, score }) => hitOf(value, score));
   }
 }
