@@ -142,13 +142,8 @@ interface ItemRow {
   at: number | string;
   embedding: Uint8Array;
   terms: number | string | null;
-}
-
-interface TermRow {
-  session_id: string;
-  position: number | string;
-  term: string;
-  n: number | string;
+  /** The item's terms and their counts, as JSON: `[["harbour", 2], …]`. */
+  counts: string;
 }
 
 /**
@@ -163,20 +158,15 @@ async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version:
   });
   const bytes = heldBytes(Number(size?.items ?? 0), Number(size?.vectors ?? 0), Number(size?.terms ?? 0));
   if (bytes > budget) return "too large";
-  const rows = await dialect.execute<ItemRow[]>({ kind: "all", sql: `SELECT session_id, position, at, embedding, terms FROM ${t.recall} WHERE scope_id = ?`, params: [scope] });
-  const postings = await dialect.execute<TermRow[]>({ kind: "all", sql: `SELECT session_id, position, term, n FROM ${t.recallTerms} WHERE scope_id = ?`, params: [scope] });
+  // Each item with its terms in one row (by the terms' item index), rather than a row per term.
+  const rows = await dialect.execute<ItemRow[]>({
+    kind: "all",
+    sql: `SELECT r.session_id, r.position, r.at, r.embedding, r.terms,
+        (SELECT json_group_array(json_array(p.term, p.n)) FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts
+      FROM ${t.recall} r WHERE r.scope_id = ?`,
+    params: [scope],
+  });
   if ((await scopeVersion(dialect, t, scope)) !== version) return undefined;
-  // Each item's terms as a list again, each as often as it occurs; the length the row notes (termCounts skips the padding).
-  const terms = new Map<string, string[]>();
-  for (const row of postings) {
-    const id = `${row.session_id}\u0000${row.position}`;
-    let list = terms.get(id);
-    if (!list) {
-      list = [];
-      terms.set(id, list);
-    }
-    for (let n = Number(row.n); n > 0; n--) list.push(row.term);
-  }
   const items = new HeldRecallItems();
   for (const row of rows) {
     const item = { session: row.session_id, position: Number(row.position), at: Number(row.at), vector: floatsOf(row.embedding) };
@@ -184,9 +174,11 @@ async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version:
       items.set(item);
       continue;
     }
-    const list = terms.get(`${row.session_id}\u0000${row.position}`) ?? [];
-    while (list.length < Number(row.terms)) list.push("");
-    items.set(item, list);
+    // The terms as a list again, each as often as it occurs, to the length the row notes (termCounts skips the padding).
+    const terms: string[] = [];
+    for (const [term, n] of JSON.parse(row.counts) as [string, number][]) for (let i = 0; i < n; i++) terms.push(term);
+    while (terms.length < Number(row.terms)) terms.push("");
+    items.set(item, terms);
   }
   return { items, bytes };
 }
