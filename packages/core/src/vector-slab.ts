@@ -38,8 +38,9 @@ type Dots = (query: number, rows: number, n: number, stride: number, out: number
 /**
  * Vectors of 32-bit floats held one after another in one block of memory, so a
  * query is scored against all of them in one pass: by WebAssembly's 128-bit SIMD
- * where the runtime has it (about 6 ms for 100,000 vectors of 256 floats here, where
- * a JavaScript loop over separate arrays takes 50), by a JavaScript loop elsewhere.
+ * where the runtime has it and the block fills a page of it (about 6 ms for 100,000
+ * vectors of 256 floats here, where a JavaScript loop over separate arrays takes 50),
+ * by a JavaScript loop elsewhere.
  * Layout, in floats: the query (one row), then the rows, then the scores (one per
  * row), so the rows grow in place. A removed row is zeroed at once and its slot
  * reused. A score is the dot product over the shorter of the two vectors, as
@@ -56,6 +57,11 @@ export class VectorSlab {
   #memory: WasmMemory | undefined;
   #dots: Dots | undefined;
   #floats = new Float32Array(0);
+
+  /** Bytes of the block it holds now. */
+  get bytes(): number {
+    return this.#floats.byteLength;
+  }
 
   /** Slots handed out so far, free ones included: scores come back for each. */
   get slots(): number {
@@ -124,7 +130,7 @@ export class VectorSlab {
   #fit(rows: number, length: number): void {
     const stride = Math.max(this.#stride, Math.ceil(Math.max(length, 1) / LANES) * LANES);
     if (stride === this.#stride && rows <= this.#capacity) return;
-    const capacity = rows <= this.#capacity ? this.#capacity : Math.max(64, this.#capacity * 2, rows);
+    const capacity = rows <= this.#capacity ? this.#capacity : Math.max(8, this.#capacity * 2, rows);
     const bytes = (stride + capacity * stride + capacity) * 4;
     const old = this.#floats;
     const oldStride = this.#stride;
@@ -142,10 +148,16 @@ export class VectorSlab {
     this.#capacity = capacity;
   }
 
-  /** A new block of `bytes`: WebAssembly memory bound to a new instance of the scan, or an ArrayBuffer without it. */
+  /**
+   * A new block of `bytes`: WebAssembly memory bound to a new instance of the scan,
+   * or, below one page of it (64 KiB, its least) or without WebAssembly, an
+   * ArrayBuffer scanned in JavaScript: a small scope (most are) costs no more than its rows.
+   */
   #allocate(bytes: number): void {
-    const module = this.options.wasm === false ? undefined : scanModule();
+    const module = this.options.wasm === false || bytes < PAGE ? undefined : scanModule();
     if (!module || !wasmRuntime) {
+      this.#memory = undefined;
+      this.#dots = undefined;
       this.#floats = new Float32Array(bytes / 4);
       return;
     }

@@ -50,6 +50,15 @@ for (const wasm of [true, false]) {
       for (const [slot, vector] of held) expect(Array.from(slab.read(slot, vector.length))).toEqual(Array.from(vector));
     });
 
+    it("holds a few vectors in what they take, not a page of WebAssembly memory", () => {
+      const slab = new VectorSlab({ wasm });
+      for (let i = 0; i < 5; i++) slab.add(floats(i, 256));
+      expect(slab.bytes).toBeLessThan(16 * 1024);
+      for (let i = 0; i < 200; i++) slab.add(floats(i, 256));
+      expect(slab.bytes).toBeGreaterThan(200 * 256 * 4);
+      expect(slab.scores(floats(3, 256))[3]).toBeCloseTo(dotProduct(floats(3, 256), floats(3, 256)), 2);
+    });
+
     it("scores nothing when it holds nothing", () => {
       expect(new VectorSlab({ wasm }).scores(floats(1, 4))).toEqual(new Float32Array(0));
     });

@@ -11,9 +11,12 @@ export interface LoadedScope {
 const ITEM_BYTES = 240;
 const TERM_BYTES = 120;
 
-/** An estimate of the bytes `items` items with `vectorBytes` of vectors and `terms` terms in all take once held. */
+/**
+ * An estimate of the bytes `items` items with `vectorBytes` of vectors and `terms`
+ * terms in all take once held; vectors twice, as the slab they go to grows by doubling.
+ */
 export function heldBytes(items: number, vectorBytes: number, terms: number): number {
-  return items * ITEM_BYTES + vectorBytes + terms * TERM_BYTES;
+  return items * ITEM_BYTES + 2 * vectorBytes + terms * TERM_BYTES;
 }
 
 interface Held extends LoadedScope {
