@@ -1,5 +1,5 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
-import { MemoriaError, type MemoryStrategy } from "@memoria/core";
+import { MemoriaError, type MemoryLoadContext, type MemoryStrategy, type ReadOptions } from "@memoria/core";
 import { isMemoryMessage, memoryMessage } from "./memory-block.js";
 import { textOf } from "./summarizer.js";
 
@@ -8,8 +8,10 @@ import { textOf } from "./summarizer.js";
  * the order given, with the leading system messages (what facts, profiles and
  * recall add) merged into one, since some providers accept only one system
  * message; memory blocks placed in a user message (`placement: "user"`) are merged
- * into one user message after it. After a save, each strategy's `afterSave` runs,
- * in order.
+ * into one user message after it. The parts share one read of the session's whole
+ * history per turn (recall showing a passage of this conversation, then a buffer
+ * reading it all: one read), so a part must not change the messages it reads. After
+ * a save, each strategy's `afterSave` runs, in order.
  *
  * ```ts
  * memory: combineMemory(workingMemory({ model, scope: ["userId"] }), factMemory({ model, scope: ["userId"] }), windowMemory({ k: 4 }))
@@ -30,8 +32,9 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
       const system: string[] = [];
       const user: string[] = [];
       const rest: BaseMessage[] = [];
+      const shared = sharingReads(context);
       for (const strategy of strategies) {
-        for (const message of await strategy.load(context)) {
+        for (const message of await strategy.load(shared)) {
           if (rest.length === 0 && message.getType() === "system") system.push(textOf(message));
           else if (isMemoryMessage(message) && message.getType() === "human") user.push(textOf(message));
           else rest.push(message);
@@ -54,4 +57,40 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
     };
   }
   return combined;
+}
+
+/**
+ * The context with its whole-history read made once for every part: a later whole
+ * read gets a copy of the array, a read of the last n its tail. Other reads, and any
+ * read after a part trimmed the session, go to the store as before.
+ */
+function sharingReads(context: MemoryLoadContext): MemoryLoadContext {
+  let whole: Promise<BaseMessage[]> | undefined;
+  const read = (options?: ReadOptions): Promise<BaseMessage[]> => {
+    const last = options?.last;
+    if (options?.sealed) return context.read(options);
+    if (last === undefined) {
+      whole ??= context.read(options);
+      return whole.then((messages) => messages.slice());
+    }
+    // An odd `last` goes to the store, which says what is wrong with it.
+    if (!whole || !Number.isSafeInteger(last) || last < 0) return context.read(options);
+    return whole.then((messages) => messages.slice(Math.max(0, messages.length - last)));
+  };
+  const trim = context.trim;
+  return {
+    sessionKey: context.sessionKey,
+    read,
+    count: () => context.count(),
+    state: context.state,
+    trim:
+      trim &&
+      ((oldest: number) => {
+        whole = undefined;
+        return trim(oldest);
+      }),
+    input: context.input,
+    store: context.store,
+    config: context.config,
+  };
 }

@@ -14,10 +14,12 @@ import {
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
+  HashingEmbeddings,
   memoryBlock,
   bufferMemory,
   combineMemory,
   readOnlyMemory,
+  recallMemory,
   summaryBufferMemory,
   summaryMemory,
   tiktokenCounter,
@@ -252,6 +254,74 @@ describe("combineMemory and the turn lock's read", () => {
     // After the turn's write, the same turn's count is asked of the store again.
     expect(seen.afterSave).toBe(6);
     expect(asked).toEqual({ read: 0, count: 1 });
+  });
+
+  /** A strategy that reads the session as `options` says, keeps what it got, and adds nothing to the prompt. */
+  function reading(options?: ReadOptions) {
+    const got: BaseMessage[][] = [];
+    const strategy: MemoryStrategy = {
+      name: "reading",
+      async load({ read }) {
+        got.push(await read(options));
+        return [];
+      },
+    };
+    return { strategy, got };
+  }
+
+  it("reads the whole history once for all its parts: copies of one array, a tail of it for a window", async () => {
+    const { store, asked } = readingLockStore();
+    await store.append({ sessionId: "s" }, numbered(6));
+    const whole = reading();
+    const again = reading();
+    const tail = reading({ last: 2 });
+    const memory = combineMemory(whole.strategy, tail.strategy, again.strategy, bufferMemory());
+    const { model, prompts } = observer();
+    await new RunnableWithMessageHistory({ runnable: model, store, memory }).invoke([new HumanMessage("q")], { configurable: { sessionId: "s" } });
+    expect(asked.read).toBe(0); // the lock's read served them all
+    expect(whole.got[0]).toHaveLength(6);
+    expect(tail.got[0]).toEqual((whole.got[0] as BaseMessage[]).slice(4));
+    expect(prompts[0]).toEqual([...(whole.got[0] as BaseMessage[]), new HumanMessage("q")]);
+    (whole.got[0] as BaseMessage[]).length = 0; // a part's array is its own
+    expect(again.got[0]).toHaveLength(6);
+  });
+
+  it("reads from the store again after a part trimmed the session, and leaves odd windows to the store", async () => {
+    const { store, asked } = readingLockStore();
+    const key = { sessionId: "t" };
+    await store.append(key, numbered(6));
+    const trimming: MemoryStrategy = {
+      name: "trimming",
+      async load({ read, trim }) {
+        await read();
+        await trim?.(2);
+        return [];
+      },
+    };
+    const after = reading();
+    await combineMemory(trimming, after.strategy).load(memoryContext(store, key));
+    expect(after.got[0]).toHaveLength(4);
+    expect(asked.read).toBe(2);
+    await expect(combineMemory(reading().strategy, reading({ last: -1 }).strategy).load(memoryContext(store, key))).rejects.toThrow(/last/);
+  });
+
+  it("shows recall's passage of this very conversation from the turn's own read, the buffer's too", async () => {
+    const { store, asked } = readingLockStore();
+    const recall = recallMemory({ embeddings: new HashingEmbeddings(), k: 1, range: { before: 0, after: 0 } });
+    const memory = combineMemory(recall, bufferMemory());
+    const { model, prompts } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory });
+    const say = (text: string) => chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "here" } });
+    await say("The lighthouse tour is on Sunday.");
+    for (let i = 0; i < 6; i++) await say(`Small talk line ${i}.`);
+    await recall.idle();
+    asked.read = 0;
+    asked.count = 0;
+    await say("When is the lighthouse tour?");
+    expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
+    expect(prompts[7]).toHaveLength(16); // the memory block, 14 messages, the question
+    expect(asked).toEqual({ read: 0, count: 0 }); // recall's passage, the count behind skipRecent and the buffer: the lock's one read
+    await recall.idle();
   });
 
   it("takes a window with the lock when that is the first read, and counts from the store then", async () => {

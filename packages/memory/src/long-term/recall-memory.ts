@@ -6,6 +6,7 @@ import {
   type MemoryLoadContext,
   type MemoryStrategy,
   type RecallHit,
+  type ReadOptions,
   type RecallIndex,
   type SessionKey,
   type SessionKeyFilter,
@@ -68,6 +69,13 @@ export interface RecallMemoryOptions {
  * which is a statement or a round trip of its own.
  */
 const WHOLE_READ_REACH = 32;
+
+/** The session a turn runs in, read through the turn's context rather than the store. */
+interface CurrentSession {
+  id: string;
+  read(options?: ReadOptions): Promise<BaseMessage[]>;
+  count(): Promise<number>;
+}
 
 /** A run of messages recall found, with where and when it was said. */
 export interface RecalledPassage {
@@ -187,20 +195,22 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
    * holds. A passage that starts within the first `WHOLE_READ_REACH` messages reads
    * the conversation whole; one further in counts first, to know where it is from the end.
    */
-  async function withMessages(store: HistoryStore, found: Passage[]): Promise<RecalledPassage[]> {
+  async function withMessages(store: HistoryStore, found: Passage[], here?: CurrentSession): Promise<RecalledPassage[]> {
     const firstFrom = new Map<string, number>();
     for (const passage of found) firstFrom.set(passage.session, Math.min(passage.from, firstFrom.get(passage.session) ?? passage.from));
     const read = new Map<string, { session: SessionKey; total: number; from: number; messages: BaseMessage[] }>();
     await Promise.all(
       [...firstFrom].map(async ([encoded, from]) => {
         const session = decodeSessionKey(encoded);
+        // This conversation through the turn's own reads (shared with the parts that read it too).
+        const reads = here?.id === encoded ? here : { read: (options?: ReadOptions) => store.read(session, options), count: () => store.count(session) };
         if (from <= WHOLE_READ_REACH) {
-          const messages = await store.read(session);
+          const messages = await reads.read();
           read.set(encoded, { session, total: messages.length, from: 0, messages });
           return;
         }
-        const total = await store.count(session);
-        read.set(encoded, { session, total, from, messages: from < total ? await store.read(session, { last: total - from }) : [] });
+        const total = await reads.count();
+        read.set(encoded, { session, total, from, messages: from < total ? await reads.read({ last: total - from }) : [] });
       }),
     );
     return found.flatMap((passage) => {
@@ -237,12 +247,12 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   }
 
   /** The nearest hits in the scope, less those `recentFrom` says the prompt has (read only when a hit is in `here`). */
-  async function find(store: HistoryStore, scopeId: string, query: string, want: number, here: string | undefined, recentFrom: () => Promise<number>): Promise<RecalledPassage[]> {
+  async function find(store: HistoryStore, scopeId: string, query: string, want: number, here: string | undefined, recentFrom: () => Promise<number>, current?: CurrentSession): Promise<RecalledPassage[]> {
     if (want === 0 || !query.trim()) return [];
     const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
     const from = found.some((hit) => hit.session === here) ? await recentFrom() : Number.POSITIVE_INFINITY;
     const hits = found.filter((hit) => !(hit.session === here && hit.position >= from)).slice(0, want);
-    return withMessages(store, passages(hits));
+    return withMessages(store, passages(hits), current);
   }
 
   function excerpt(passage: RecalledPassage): string {
@@ -257,7 +267,9 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     name: `recall(k=${k}, scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { scopeId, store } = workFor(context);
-      const found = await find(store, scopeId, textOfMessages(context.input), k, encodeSessionKey(context.sessionKey), async () => (await context.count()) - skipRecent);
+      const here = encodeSessionKey(context.sessionKey);
+      const current: CurrentSession = { id: here, read: (options) => context.read(options), count: () => context.count() };
+      const found = await find(store, scopeId, textOfMessages(context.input), k, here, async () => (await context.count()) - skipRecent, current);
       return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];
     },
     async search(store, scope, query, searchOptions) {
