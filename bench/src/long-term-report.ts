@@ -1,6 +1,7 @@
 import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { formatMs, percent } from "./measure.js";
-import { LARGE_RECALL_CACHE, type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
+import { defaultRecallCacheBytes } from "@memoria/sql";
+import { type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
 import { KS, recallQualityScores } from "./recall-quality.js";
 import { table } from "./report.js";
 import type { Settings } from "./workloads.js";
@@ -43,8 +44,8 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     ),
     "\n### Recall quality\n\nThe repo's recall set (`bench/src/recall-set.ts`): 10 users × 5 conversations, 50 questions whose answer was said in an earlier conversation, 10 facts changed in a later one (a move or a new job). Hit: the message holding the answer is among recall's top 5. Newer value: the fact that holds now is the new one, and the old one is closed. Run it against a real model and embeddings with `OPENAI_BASE_URL=… OPENAI_API_KEY=… OPENAI_MODEL=… OPENAI_EMBEDDINGS_MODEL=… pnpm bench --only W8`.\n",
     table(["model and embeddings", "answer in top 5", "changed facts answered with the newer value"], rows),
-    "\n### Recall query time\n\nTop 5 of one scope holding that many vectors (256 dimensions, hashing embeddings of synthetic notes, about 7 terms each): the SQLite store's index, whose first query at a version ranks in SQL (sqlite-vec's `vec_distance_cosine`, or the BM25 statement) and whose second loads the scope into the process, where it is ranked from then on (an exact scan over one block of memory, by WebAssembly SIMD; the same BM25) while it fits the store's budget (`recallCacheBytes`, 64 MiB by default; a larger scope is ranked in SQL every time); the same with a budget of " +
-      `${LARGE_RECALL_CACHE / 1024 / 1024} MiB; and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000.\n`,
+    "\n### Recall query time\n\nTop 5 of one scope holding that many vectors (256 dimensions, hashing embeddings of synthetic notes, about 7 terms each): the SQLite store's index, whose first query at a version ranks in SQL (sqlite-vec's `vec_distance_cosine`, or the BM25 statement) and whose second loads the scope into the process, where it is ranked from then on (an exact scan over one block of memory, by WebAssembly SIMD; the same BM25) while it fits the store's budget (`recallCacheBytes`; by default a sixteenth of the memory the process may use, between 32 and 512 MiB: " +
+      `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000.\n`,
     table(
       ["vectors in the scope", "index", "first query, second (loads)", "query by vector", "query by words"],
       queries.map((q) => [q.items.toLocaleString("en"), q.index, `${formatMs(q.first[0])}, ${formatMs(q.first[1])}`, formatMs(q.query), q.words === undefined ? "–" : formatMs(q.words)]),

@@ -5,6 +5,7 @@ export {
   type SqliteStatementLike,
   type SqliteStoreOptions,
   createSqliteStore,
+  defaultRecallCacheBytes,
 } from "./sqlite-dialect.js";
 export { type PgClientLike, type PgPoolLike, type PgQuery, type PostgresStoreOptions, createPostgresStore } from "./postgres-dialect.js";
 export { SCHEMA_VERSION } from "./schema.js";

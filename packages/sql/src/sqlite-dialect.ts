@@ -1,4 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { totalmem } from "node:os";
 import { dirname, resolve } from "node:path";
 import { MemoriaError, StoreUnavailableError } from "@memoria/core";
 import { loadPeerDependency } from "@memoria/core/store-kit";
@@ -48,13 +49,19 @@ export interface SqliteStoreOptions extends SqlStoreOptions {
    * terms and the objects around them). A held scope is checked against the
    * database's version of it before every query, so another process's writes are
    * seen; least recently used scopes go first; 0 ranks every query in SQL.
-   * @default 67108864 (64 MiB)
+   * @default a sixteenth of the memory this process may use (its cgroup's limit where it has one), between 32 and 512 MiB
    */
   recallCacheBytes?: number;
 }
 
-/** What `recallCacheBytes` is when not given. */
-const RECALL_CACHE_BYTES = 64 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/** What `recallCacheBytes` is when not given: a sixteenth of the memory this process may use, between 32 and 512 MiB. */
+export function defaultRecallCacheBytes(): number {
+  const limit = process.constrainedMemory?.();
+  const memory = limit !== undefined && limit > 0 ? Math.min(limit, totalmem()) : totalmem();
+  return Math.min(512 * MIB, Math.max(32 * MIB, Math.floor(memory / 16)));
+}
 
 const LOCK_SCHEMA = "memoria_lockdb";
 
@@ -241,7 +248,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     lockSchema: LOCK_SCHEMA,
     forUpdate: "",
     windowsByRange: true,
-    recallCacheBytes: options.recallCacheBytes ?? RECALL_CACHE_BYTES,
+    recallCacheBytes: options.recallCacheBytes ?? defaultRecallCacheBytes(),
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>

@@ -6,7 +6,7 @@ import { type RecallItem, encodeSessionKey } from "@memoria/core";
 import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSqliteStore } from "../src/index.js";
+import { createSqliteStore, defaultRecallCacheBytes } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-recall-cache-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -136,6 +136,9 @@ describe("recall held in the process (SQLite)", () => {
     expect(seen).toEqual(["SELECT", "rank terms"]);
     await store.close();
     db.close();
+    // Unset: a sixteenth of the memory the process may use, between 32 and 512 MiB.
+    expect(defaultRecallCacheBytes()).toBeGreaterThanOrEqual(32 * 1024 * 1024);
+    expect(defaultRecallCacheBytes()).toBeLessThanOrEqual(512 * 1024 * 1024);
     for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => createSqliteStore({ path: ":memory:", recallCacheBytes: bad })).toThrow(/recallCacheBytes must be a whole number of bytes >= 0/);
     }
