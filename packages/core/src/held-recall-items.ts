@@ -22,6 +22,15 @@ interface Entry {
 }
 
 const idOf = (session: string, position: number) => `${session}\u0000${position}`;
+
+/**
+ * How equal scores are ordered: by session, then position, highest first, as the SQL
+ * index's statements order them, so every index gives one answer whatever order its
+ * items came in.
+ */
+export function tieOrder(a: RecallPlace, b: RecallPlace): number {
+  return a.session === b.session ? b.position - a.position : a.session < b.session ? 1 : -1;
+}
 const hitOf = (place: RecallPlace, score: number): RecallHit => ({ session: place.session, position: place.position, at: place.at, score });
 
 /**
@@ -69,29 +78,35 @@ export class HeldRecallItems {
     return [...this.#items.values()].map(({ place, slot, length }) => ({ ...place, vector: this.#vectors.read(slot, length) }));
   }
 
-  /** The `k` items nearest to `vector` (cosine), nearest first; equal scores in the order the slots were taken. */
+  /** The `k` items nearest to `vector` (cosine), nearest first; equal scores in `tieOrder`. */
   nearest(vector: readonly number[], k: number): RecallHit[] {
     const scores = this.#vectors.scores(unitVector(vector));
+    const bySlot = this.#bySlot;
+    /** Whether `slot` goes before `other`. */
+    const ahead = (slot: number, other: number) => {
+      const a = scores[slot] as number;
+      const b = scores[other] as number;
+      return a > b || (a === b && tieOrder((bySlot[slot] as Entry).place, (bySlot[other] as Entry).place) < 0);
+    };
     const best: number[] = []; // slots, best first
     for (let slot = 0; slot < scores.length && k > 0; slot++) {
-      if (this.#bySlot[slot] === undefined) continue;
-      const score = scores[slot] as number;
-      if (best.length === k && score <= (scores[best[k - 1] as number] as number)) continue;
+      if (bySlot[slot] === undefined) continue;
+      if (best.length === k && !ahead(slot, best[k - 1] as number)) continue;
       let i = best.length < k ? best.length : k - 1;
-      while (i > 0 && (scores[best[i - 1] as number] as number) < score) {
+      while (i > 0 && ahead(slot, best[i - 1] as number)) {
         best[i] = best[i - 1] as number;
         i--;
       }
       best[i] = slot;
     }
-    return best.map((slot) => hitOf((this.#bySlot[slot] as Entry).place, scores[slot] as number));
+    return best.map((slot) => hitOf((bySlot[slot] as Entry).place, scores[slot] as number));
   }
 
   /**
    * The `k` items whose terms best match `query` (BM25, each word by its best form),
-   * best first; items sharing none are left out; `tie` orders equal scores.
+   * best first, equal scores in `tieOrder`; items sharing none are left out.
    */
-  matching(query: readonly (string | QueryTerm)[], k: number, tie?: (a: RecallPlace, b: RecallPlace) => number): RecallHit[] {
-    return this.#terms.search(query, k, tie).map(({ value, score }) => hitOf(value, score));
+  matching(query: readonly (string | QueryTerm)[], k: number): RecallHit[] {
+    return this.#terms.search(query, k, tieOrder).map(({ value, score }) => hitOf(value, score));
   }
 }

@@ -1,5 +1,5 @@
 import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
-import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, unitVector } from "@memoria/core/store-kit";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, tieOrder, unitVector } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-cache.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
@@ -94,7 +94,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       if (dialect.vectorDistance) {
         const rows = await dialect.execute<HitRow[]>({
           kind: "all",
-          sql: `SELECT session_id, position, at, ${dialect.vectorDistance("embedding")} AS distance FROM ${t.recall} WHERE scope_id = ? ORDER BY distance LIMIT ?`,
+          sql: `SELECT session_id, position, at, ${dialect.vectorDistance("embedding")} AS distance FROM ${t.recall} WHERE scope_id = ? ORDER BY distance, session_id DESC, position DESC LIMIT ?`,
           params: [query, scope, k],
         });
         return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: 1 - Number(row.distance) }));
@@ -103,7 +103,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       const q = unitVector(vector);
       return rows
         .map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: dotProduct(floatsOf(row.embedding as Uint8Array), q) }))
-        .sort((a, b) => b.score - a.score)
+        .sort((a, b) => b.score - a.score || tieOrder(a, b))
         .slice(0, k);
     },
     async searchTerms(scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
@@ -111,8 +111,8 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       await ready();
       const items = await held(scope);
       if (!items) return searchTerms(dialect, t, scope, query, k);
-      // As the SQL ranks: equal scores by session and position, highest first; then newest first.
-      const hits = items.matching(query, k, (a, b) => (a.session === b.session ? b.position - a.position : a.session < b.session ? 1 : -1));
+      // As the SQL ranks: equal scores in tieOrder (session and position, highest first); then newest first.
+      const hits = items.matching(query, k);
       return hits.sort((a, b) => b.score - a.score || b.at - a.at || b.position - a.position);
     },
     async remove(selector: RecallSelector): Promise<number> {
