@@ -111,9 +111,9 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       await ready();
       const items = await held(scope);
       if (!items) return searchTerms(dialect, t, scope, query, k);
-      // As the SQL ranks: equal scores in tieOrder (session and position, highest first); then newest first.
+      // As the SQL ranks: the best k, equal scores in tieOrder; then newest first, ties in tieOrder again.
       const hits = items.matching(query, k);
-      return hits.sort((a, b) => b.score - a.score || b.at - a.at || b.position - a.position);
+      return hits.sort((a, b) => b.score - a.score || b.at - a.at || tieOrder(a, b));
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);

@@ -82,7 +82,7 @@ export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string,
       )
       SELECT best.session_id, best.position, r.at, best.score
       FROM best JOIN ${t.recall} r ON r.session_id = best.session_id AND r.position = best.position
-      ORDER BY best.score DESC, r.at DESC, best.position DESC`,
+      ORDER BY best.score DESC, r.at DESC, best.session_id DESC, best.position DESC`,
     params: [scope, ...asked.flat(), scope, scope, k],
   });
   return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: Number(row.score) }));
