@@ -1,5 +1,5 @@
 import { TermIndex } from "./lexical-ranking.js";
-import { type QueryTerm, type RecallHit, unitVector } from "./recall-index.js";
+import { type QueryTerm, type RecallHit, bestPositions, unitVector } from "./recall-index.js";
 import { VectorSlab } from "./vector-slab.js";
 
 /** Where a recalled item is: its session, its position there, and when it was indexed. */
@@ -88,17 +88,7 @@ export class HeldRecallItems {
       const b = scores[other] as number;
       return a > b || (a === b && tieOrder((bySlot[slot] as Entry).place, (bySlot[other] as Entry).place) < 0);
     };
-    const best: number[] = []; // slots, best first
-    for (let slot = 0; slot < scores.length && k > 0; slot++) {
-      if (bySlot[slot] === undefined) continue;
-      if (best.length === k && !ahead(slot, best[k - 1] as number)) continue;
-      let i = best.length < k ? best.length : k - 1;
-      while (i > 0 && ahead(slot, best[i - 1] as number)) {
-        best[i] = best[i - 1] as number;
-        i--;
-      }
-      best[i] = slot;
-    }
+    const best = bestPositions(scores.length, k, ahead, (slot) => bySlot[slot] === undefined);
     return best.map((slot) => hitOf((bySlot[slot] as Entry).place, scores[slot] as number));
   }
 

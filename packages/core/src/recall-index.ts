@@ -115,29 +115,37 @@ export function unitVector(vector: readonly number[]): Float32Array {
 }
 
 /**
+ * The positions of the `k` best of `count` candidates, best first, without sorting
+ * them all: `ahead(i, j)` says whether candidate i goes before candidate j (of two
+ * neither of which is ahead, the first seen stays ahead); `skip(i)` leaves one out.
+ * What `topK` and an index's exact scan (`HeldRecallItems.nearest`) both keep by.
+ */
+export function bestPositions(count: number, k: number, ahead: (i: number, j: number) => boolean, skip?: (i: number) => boolean): number[] {
+  const best: number[] = [];
+  if (k <= 0) return best;
+  for (let i = 0; i < count; i++) {
+    if (skip?.(i)) continue;
+    if (best.length === k && !ahead(i, best[k - 1] as number)) continue;
+    let at = best.length < k ? best.length : k - 1;
+    while (at > 0 && ahead(i, best[at - 1] as number)) {
+      best[at] = best[at - 1] as number;
+      at--;
+    }
+    best[at] = i;
+  }
+  return best;
+}
+
+/**
  * Keeps the `k` best of scored entries without sorting them all. Among equal scores
  * the first seen stays ahead, unless `tie` says otherwise (negative: `a` goes first).
  */
 export function topK<T extends { score: number }>(entries: Iterable<T>, k: number, tie?: (a: T, b: T) => number): T[] {
-  const best: T[] = [];
-  if (k === 0) return best;
-  const ahead = (a: T, b: T) => a.score > b.score || (a.score === b.score && tie !== undefined && tie(a, b) < 0);
-  for (const entry of entries) {
-    let i: number;
-    if (best.length < k) {
-      best.push(entry);
-      i = best.length - 1;
-    } else if (!ahead(entry, best[k - 1] as T)) {
-      continue;
-    } else {
-      i = k - 1;
-      best[i] = entry;
-    }
-    while (i > 0 && ahead(entry, best[i - 1] as T)) {
-      best[i] = best[i - 1] as T;
-      best[i - 1] = entry;
-      i--;
-    }
-  }
-  return best;
+  const all = Array.isArray(entries) ? (entries as T[]) : [...entries];
+  const ahead = (i: number, j: number) => {
+    const a = all[i] as T;
+    const b = all[j] as T;
+    return a.score > b.score || (a.score === b.score && tie !== undefined && tie(a, b) < 0);
+  };
+  return bestPositions(all.length, k, ahead).map((i) => all[i] as T);
 }

@@ -1,3 +1,4 @@
+import { dotProduct } from "./recall-index.js";
 import { VECTOR_SCAN_WASM } from "./vector-scan-wasm.js";
 
 /** Floats a row holds: the scan takes 16 at a time, so rows are padded with zeros to a multiple of 16. */
@@ -94,10 +95,10 @@ export class VectorSlab {
     this.#free.push(slot);
   }
 
-  /** A copy of the first `length` floats of `slot`. */
+  /** A copy of the first `length` floats of `slot` (its vector's length: a row is padded). */
   read(slot: number, length: number): Float32Array {
     const at = this.#rowAt(slot);
-    return this.#floats.slice(at, at + Math.min(length, this.#stride));
+    return this.#floats.slice(at, at + length);
   }
 
   /** Each slot's score against `query` (free slots score 0), valid until the slab next changes. */
@@ -112,12 +113,8 @@ export class VectorSlab {
     if (this.#dots) {
       this.#dots(0, stride * 4, n, stride, out * 4);
     } else {
-      for (let row = 0; row < n; row++) {
-        const at = stride * (row + 1);
-        let dot = 0;
-        for (let i = 0; i < stride; i++) dot += (floats[at + i] as number) * (floats[i] as number);
-        floats[out + row] = dot;
-      }
+      const padded = floats.subarray(0, stride);
+      for (let row = 0; row < n; row++) floats[out + row] = dotProduct(floats.subarray(stride * (row + 1), stride * (row + 2)), padded);
     }
     return floats.subarray(out, out + n);
   }
