@@ -70,9 +70,17 @@ export interface RecallMemoryOptions {
  */
 const WHOLE_READ_REACH = 32;
 
-/** The session a turn runs in, read through the turn's context rather than the store. */
-interface CurrentSession {
+/**
+ * The conversation a search starts from: its id, where its recent messages (which the
+ * prompt holds already) start, and, in a turn, the turn's own reads of it.
+ */
+interface Here {
   id: string;
+  recentFrom(): Promise<number>;
+  reads?: SessionReads;
+}
+
+interface SessionReads {
   read(options?: ReadOptions): Promise<BaseMessage[]>;
   count(): Promise<number>;
 }
@@ -195,15 +203,14 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
    * holds. A passage that starts within the first `WHOLE_READ_REACH` messages reads
    * the conversation whole; one further in counts first, to know where it is from the end.
    */
-  async function withMessages(store: HistoryStore, found: Passage[], here?: CurrentSession): Promise<RecalledPassage[]> {
+  async function withMessages(store: HistoryStore, found: Passage[], here?: Here): Promise<RecalledPassage[]> {
     const firstFrom = new Map<string, number>();
     for (const passage of found) firstFrom.set(passage.session, Math.min(passage.from, firstFrom.get(passage.session) ?? passage.from));
     const read = new Map<string, { session: SessionKey; total: number; from: number; messages: BaseMessage[] }>();
     await Promise.all(
       [...firstFrom].map(async ([encoded, from]) => {
         const session = decodeSessionKey(encoded);
-        // This conversation through the turn's own reads (shared with the parts that read it too).
-        const reads = here?.id === encoded ? here : { read: (options?: ReadOptions) => store.read(session, options), count: () => store.count(session) };
+        const reads: SessionReads = (here?.id === encoded && here.reads) || { read: (options) => store.read(session, options), count: () => store.count(session) };
         if (from <= WHOLE_READ_REACH) {
           const messages = await reads.read();
           read.set(encoded, { session, total: messages.length, from: 0, messages });
@@ -246,13 +253,13 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     );
   }
 
-  /** The nearest hits in the scope, less those `recentFrom` says the prompt has (read only when a hit is in `here`). */
-  async function find(store: HistoryStore, scopeId: string, query: string, want: number, here: string | undefined, recentFrom: () => Promise<number>, current?: CurrentSession): Promise<RecalledPassage[]> {
+  /** The nearest hits in the scope, less those the prompt has (`here`'s recent messages, asked only when a hit is there). */
+  async function find(store: HistoryStore, scopeId: string, query: string, want: number, here?: Here): Promise<RecalledPassage[]> {
     if (want === 0 || !query.trim()) return [];
     const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
-    const from = found.some((hit) => hit.session === here) ? await recentFrom() : Number.POSITIVE_INFINITY;
-    const hits = found.filter((hit) => !(hit.session === here && hit.position >= from)).slice(0, want);
-    return withMessages(store, passages(hits), current);
+    const from = here && found.some((hit) => hit.session === here.id) ? await here.recentFrom() : Number.POSITIVE_INFINITY;
+    const hits = found.filter((hit) => !(hit.session === here?.id && hit.position >= from)).slice(0, want);
+    return withMessages(store, passages(hits), here);
   }
 
   function excerpt(passage: RecalledPassage): string {
@@ -267,16 +274,20 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     name: `recall(k=${k}, scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { scopeId, store } = workFor(context);
-      const here = encodeSessionKey(context.sessionKey);
-      const current: CurrentSession = { id: here, read: (options) => context.read(options), count: () => context.count() };
-      const found = await find(store, scopeId, textOfMessages(context.input), k, here, async () => (await context.count()) - skipRecent, current);
+      const here: Here = {
+        id: encodeSessionKey(context.sessionKey),
+        recentFrom: async () => (await context.count()) - skipRecent,
+        // This conversation through the turn's own reads (shared with the parts that read it too).
+        reads: { read: (options) => context.read(options), count: () => context.count() },
+      };
+      const found = await find(store, scopeId, textOfMessages(context.input), k, here);
       return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];
     },
     async search(store, scope, query, searchOptions) {
       const want = searchOptions?.k ?? k;
       if (!Number.isSafeInteger(want) || want < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory.search: k must be a whole number >= 0, got ${want}.`);
       const skip = searchOptions?.skip;
-      return find(store, encodeSessionKey(scopeKeyOf(scope)), query, want, skip && encodeSessionKey(skip.session), async () => skip?.from ?? Number.POSITIVE_INFINITY);
+      return find(store, encodeSessionKey(scopeKeyOf(scope)), query, want, skip && { id: encodeSessionKey(skip.session), recentFrom: async () => skip.from });
     },
     afterSaveUnlocked: true, // it only hands the turn to the background
     async afterSave(context) {
