@@ -47,7 +47,7 @@ export class RecallScopeCache {
 
   /**
    * @param budget bytes all held scopes may take together
-   * @param load reads a scope at `version` (undefined: larger than `budget`, or changed while read)
+   * @param load reads a scope at `version` ("too large": over `budget`; undefined: it changed while read)
    */
   constructor(
     readonly budget: number,
@@ -97,8 +97,12 @@ export class RecallScopeCache {
     if (held.bytes <= this.budget) this.#hold(scope, { ...held, version: after });
   }
 
-  /** Lets every held scope go (after an erasure, so nothing erased stays in this process). */
-  forget(): void {
+  /** Lets `scope` go, or every held scope (after an erasure, so nothing erased stays in this process). */
+  forget(scope?: string): void {
+    if (scope !== undefined) {
+      this.#drop(scope);
+      return;
+    }
     this.#held.clear();
     this.#seen.clear();
     this.#tooLarge.clear();

@@ -49,7 +49,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
   let home: Promise<string> | undefined;
   const cache = dialect.recallCacheBytes ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget)) : undefined;
   /** The scope as held in this process, where it is and is current. */
-  const held = async (scope: string) => cache?.at(scope, await scopeVersion(dialect, t, scope));
+  const held = async (scope: string) => (cache ? cache.at(scope, await scopeVersion(dialect, t, scope)) : undefined);
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     home() {
@@ -128,7 +128,9 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       }
       await ready();
       const removed = await dialect.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
-      cache?.forget();
+      // What was removed goes from this process too: its scope, or every scope where the selector names none.
+      // Nothing removed (recall's retention pass, most of the time), nothing let go.
+      if (removed > 0) cache?.forget(selector.scope);
       await dialect.afterErase();
       return removed;
     },

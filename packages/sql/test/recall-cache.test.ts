@@ -114,6 +114,34 @@ describe("recall held in the process (SQLite)", () => {
     await other.close();
   });
 
+  it("lets go of what an erasure through the store removed: remove's scope, every scope on delete; keeps them when nothing went", async () => {
+    const { db, seen } = countingDatabase(fresh());
+    const store = createSqliteStore({ database: db });
+    const index = store.recallIndex();
+    await seed(store, "a", 3);
+    await seed(store, "b", 3, 3);
+    await seed(store, "c", 3, 6);
+    const asked = async (scope: string) => {
+      seen.length = 0;
+      await index.searchTerms!(scope, ["ferry"], 3);
+      return [...seen];
+    };
+    for (const scope of ["a", "b", "c"]) for (let i = 0; i < 2; i++) await asked(scope); // held from the second
+    expect(await asked("b")).toEqual(["SELECT"]);
+    // Recall's retention pass removing nothing lets nothing go.
+    expect(await index.remove({ scope: "a", before: 0 })).toBe(0);
+    expect(await asked("a")).toEqual(["SELECT"]);
+    // Removing a's items lets a go, and only a.
+    expect(await index.remove({ scope: "a", before: Number.MAX_SAFE_INTEGER })).toBe(3);
+    expect(await asked("b")).toEqual(["SELECT"]);
+    expect(await index.searchTerms!("a", ["ferry"], 3)).toEqual([]);
+    // A session erased through the store: every held scope goes, so c is ranked in SQL, then loaded again.
+    await store.delete({ sessionId: "s3" });
+    expect(await asked("c")).toContain("rank terms");
+    await store.close();
+    db.close();
+  });
+
   it("keeps no trace of an erased scope: its version row goes with its last item", async () => {
     const path = fresh();
     const store = createSqliteStore({ path });
