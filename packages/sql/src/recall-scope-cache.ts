@@ -81,6 +81,11 @@ export class RecallScopeCache {
     return loaded.items;
   }
 
+  /** Whether `scope` is held (at some version). */
+  holds(scope: string): boolean {
+    return this.#held.has(scope);
+  }
+
   /**
    * This process's write of `stored` (the items it stored) moved `scope` from version
    * `before` to `after`: a scope held at `before` takes them and is current at `after`.

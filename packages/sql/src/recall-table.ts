@@ -64,11 +64,12 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();
-      const scopes = [...new Set(items.map((item) => item.scope))];
+      // The scopes this process holds: their versions are read around the write, to keep them current.
+      const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.holds(scope)) : [];
       const { before, after, stored } = await dialect.transaction(function* () {
         const versions = function* () {
           const found: number[] = [];
-          if (cache) for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope));
+          for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope));
           return found;
         };
         const before = yield* versions();

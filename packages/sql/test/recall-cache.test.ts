@@ -84,6 +84,10 @@ describe("recall held in the process (SQLite)", () => {
     const found = await index.searchTerms!("scope", ["harbour"], 3);
     expect(seen).toEqual(["SELECT"]);
     expect(found[0]?.session).toBe(encodeSessionKey({ sessionId: "s10" }));
+    // A write to a scope not held reads no version.
+    seen.length = 0;
+    await index.upsert([{ ...(added as RecallItem), scope: "elsewhere", position: 1 }]);
+    expect(seen).not.toContain("SELECT");
     // An item of a session that is not there (erased) is not indexed, nor held.
     const gone = encodeSessionKey({ sessionId: "gone" });
     await index.upsert([{ scope: "scope", session: gone, position: 0, at: 2000, vector: [1, 0, 0], terms: ["harbour", "harbour", "harbour", "harbour"] }]);
