@@ -166,10 +166,11 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
     const sessions = 100;
     for (let s = 0; s < sessions; s++) await store.append({ userId: "u", conversationId: `c${s}` }, [new HumanMessage(`conversation ${s}`)]);
     const scope = encodeSessionKey(scopeKeyOf({ userId: "u" }));
+    const exact = exactIndex();
     const indexes: [string, RecallIndex][] = [
       ["SQLite store", store.recallIndex()],
       ["SQLite store, recallCacheBytes 0", inSql.recallIndex()],
-      ["exactIndex()", exactIndex()],
+      ["exactIndex()", exact],
     ];
     const words = ["harbour", "invoice", "garden", "violin", "ferry", "thesis", "recipe", "glacier", "lantern", "budget", "orchard", "summit"];
     for (let from = 0; from < items; from += 1_000) {
@@ -179,7 +180,7 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
         return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text), terms: recallTerms(text) };
       });
       // The two SQL stores share one database: one of them writes.
-      for (const index of [indexes[0], indexes[2]]) await index?.[1].upsert(batch);
+      for (const index of [store.recallIndex(), exact]) await index.upsert(batch);
     }
     const texts = Array.from({ length: runs }, (_, i) => `${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`);
     const queries = texts.map((text) => embeddings.vector(text));
