@@ -73,7 +73,12 @@ export class HeldRecallItems {
     this.#terms.delete(id);
   }
 
-  /** A snapshot of the items, vectors copied (so the caller may delete while it walks them). */
+  /** A snapshot of where the items are (so the caller may delete while it walks them): what choosing items to remove needs, without their vectors. */
+  places(): RecallPlace[] {
+    return [...this.#items.values()].map(({ place }) => place);
+  }
+
+  /** A snapshot of the items with their vectors, copied out of the slab. */
   items(): HeldRecallItem[] {
     return [...this.#items.values()].map(({ place, slot, length }) => ({ ...place, vector: this.#vectors.read(slot, length) }));
   }

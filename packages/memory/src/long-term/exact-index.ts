@@ -34,7 +34,7 @@ export function exactIndex(): RecallIndex {
       let removed = 0;
       for (const [scope, held] of scopes) {
         if (selector.scope !== undefined && scope !== selector.scope) continue;
-        for (const item of held.items()) {
+        for (const item of held.places()) {
           if (sessions && !sessions.has(item.session)) continue;
           if (selector.before !== undefined && item.at >= selector.before) continue;
           held.delete(item);
