@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { type RecallItem, encodeSessionKey } from "@memoria/core";
+import { filesHolding } from "@memoria/testkit/servers";
 import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -146,8 +147,9 @@ describe("recall held in the process (SQLite)", () => {
     db.close();
   });
 
-  it("keeps no trace of an erased scope: its version row goes with its last item", async () => {
-    const path = fresh();
+  it("keeps no trace of an erased scope: its version row goes with its last item, and no file holds its id", async () => {
+    const folder = mkdtempSync(join(dir, "erased-"));
+    const path = join(folder, "history.db");
     const store = createSqliteStore({ path });
     await seed(store, "memoriaScope=userId&userId=carol", 2);
     await seed(store, "memoriaScope=userId&userId=dan", 1, 2);
@@ -160,6 +162,9 @@ describe("recall held in the process (SQLite)", () => {
     expect(scopes()).toEqual(["memoriaScope=userId&userId=dan"]);
     db.close();
     await store.close();
+    // The scope id was in the recall rows, their terms and the version row: all zeroed (secure_delete), the log checkpointed.
+    expect(filesHolding(folder, "userId=carol")).toEqual([]);
+    expect(filesHolding(folder, "userId=dan")).not.toEqual([]);
   });
 
   it("ranks in SQL a scope larger than its budget, and refuses a budget that is not a byte count", async () => {
