@@ -81,16 +81,20 @@ export class RecallScopeCache {
     return loaded.items;
   }
 
-  /** Whether `scope` is held (at some version). */
-  holds(scope: string): boolean {
-    return this.#held.has(scope);
+  /** Whether `scope` is held, or was seen by a query: a write to it should say what it changed (`written`). */
+  watches(scope: string): boolean {
+    return this.#held.has(scope) || this.#seen.has(scope);
   }
 
   /**
    * This process's write of `stored` (the items it stored) moved `scope` from version
    * `before` to `after`: a scope held at `before` takes them and is current at `after`.
+   * A scope a query saw at `before` counts as seen at `after`: the change is this
+   * process's own, so the next query is the second at a version it knows, and loads it
+   * (else a scope queried and then written every turn, as a chat's is, would never be held).
    */
   written(scope: string, before: number, after: number, stored: readonly RecallItem[]): void {
+    if (this.#seen.get(scope) === before) this.#seen.set(scope, after);
     const held = this.#held.get(scope);
     if (!held) return;
     this.#drop(scope);

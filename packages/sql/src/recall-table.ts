@@ -64,8 +64,8 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();
-      // The scopes this process holds: their versions are read around the write, to keep them current.
-      const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.holds(scope)) : [];
+      // The scopes this process holds or saw: their versions are read around the write, to keep them current.
+      const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.watches(scope)) : [];
       const { before, after, stored } = await dialect.transaction(function* () {
         const versions = function* () {
           const found: number[] = [];

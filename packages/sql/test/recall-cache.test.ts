@@ -97,6 +97,33 @@ describe("recall held in the process (SQLite)", () => {
     db.close();
   });
 
+  it("holds a scope each query of which is followed by this process's own write (a chat's turns), not one another connection writes", async () => {
+    const path = fresh();
+    const { db, seen } = countingDatabase(path);
+    const store = createSqliteStore({ database: db });
+    const other = createSqliteStore({ path, recallCacheBytes: 0 });
+    await seed(store, "scope", 4);
+    await seed(store, "busy", 4, 4);
+    const index = store.recallIndex();
+    const turn = async (scope: string, writer: typeof store, i: number) => {
+      seen.length = 0;
+      const found = await index.searchTerms!(scope, ["ferry"], 10);
+      const ranked = [...seen];
+      await seed(writer, scope, 1, 100 + i); // the turn's messages indexed after it
+      return { ranked, found: found.length };
+    };
+    expect((await turn("scope", store, 0)).ranked).toEqual(["SELECT", "rank terms"]);
+    const second = await turn("scope", store, 1);
+    expect(second.ranked).not.toContain("rank terms"); // loaded: the version moved by this process's write only
+    expect(second.found).toBe(5);
+    expect(await turn("scope", store, 2)).toEqual({ ranked: ["SELECT"], found: 6 }); // held, and current
+    // A scope another connection writes after every query is ranked by the SQL, never loaded.
+    for (let i = 0; i < 3; i++) expect((await turn("busy", other, 10 + i)).ranked).toEqual(["SELECT", "rank terms"]);
+    await store.close();
+    await other.close();
+    db.close();
+  });
+
   it("sees another connection's writes and erasures at the next query", async () => {
     const path = fresh();
     const store = createSqliteStore({ path });
