@@ -61,7 +61,7 @@ export function combineMemory(...strategies: MemoryStrategy[]): MemoryStrategy &
 
 /**
  * The context with its whole-history read made once for every part: a later whole
- * read gets a copy of the array, a read of the last n its tail. Other reads, and any
+ * read gets a copy of the array, a read of the last n its tail, a count its length. Other reads, and any
  * read after a part trimmed the session, go to the store as before.
  */
 function sharingReads(context: MemoryLoadContext): MemoryLoadContext {
@@ -81,7 +81,8 @@ function sharingReads(context: MemoryLoadContext): MemoryLoadContext {
   return {
     sessionKey: context.sessionKey,
     read,
-    count: () => context.count(),
+    // The whole history read this turn has its length: no count goes to the store.
+    count: () => (whole ? whole.then((messages) => messages.length) : context.count()),
     state: context.state,
     trim:
       trim &&

@@ -202,9 +202,10 @@ describe.each(STORES)("compaction on %s", (_, makeStore) => {
 describe("combineMemory and the turn lock's read", () => {
   /**
    * An in-memory store whose lock reads the session with it when asked, as the Redis
-   * and PostgreSQL stores do in one step, counting the reads and counts it is asked for.
+   * and PostgreSQL stores do in one step (or, `lockReads: false`, never, as SQLite's),
+   * counting the reads and counts it is asked for.
    */
-  function readingLockStore() {
+  function readingLockStore({ lockReads = true } = {}) {
     const inner = createInMemoryStore();
     const asked = { read: 0, count: 0 };
     const store: HistoryStore = Object.assign(Object.create(inner) as HistoryStore, {
@@ -218,7 +219,7 @@ describe("combineMemory and the turn lock's read", () => {
       },
       async lock(key: SessionKey, options: LockOptions = {}) {
         const lock = await (inner.lock as NonNullable<HistoryStore["lock"]>)(key, options);
-        if (options.read) lock.messages = await inner.read(key, options.read);
+        if (options.read && lockReads) lock.messages = await inner.read(key, options.read);
         return lock;
       },
     });
@@ -321,6 +322,23 @@ describe("combineMemory and the turn lock's read", () => {
     expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
     expect(prompts[7]).toHaveLength(16); // the memory block, 14 messages, the question
     expect(asked).toEqual({ read: 0, count: 0 }); // recall's passage, the count behind skipRecent and the buffer: the lock's one read
+    await recall.idle();
+  });
+
+  it("counts from the turn's one whole read where the lock reads nothing (SQLite's): recall's skipRecent asks no count", async () => {
+    const { store, asked } = readingLockStore({ lockReads: false });
+    const recall = recallMemory({ embeddings: new HashingEmbeddings(), k: 1, range: { before: 0, after: 0 } });
+    const { model, prompts } = observer();
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: combineMemory(recall, bufferMemory()) });
+    const say = (text: string) => chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "here" } });
+    await say("The lighthouse tour is on Sunday.");
+    for (let i = 0; i < 6; i++) await say(`Small talk line ${i}.`);
+    await recall.idle();
+    asked.read = 0;
+    asked.count = 0;
+    await say("When is the lighthouse tour?");
+    expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
+    expect(asked).toEqual({ read: 1, count: 0 }); // one whole read: the passage, the count behind skipRecent, the buffer
     await recall.idle();
   });
 

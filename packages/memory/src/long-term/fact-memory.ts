@@ -109,7 +109,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
 
   async function relevant(context: MemoryLoadContext): Promise<{ current: Fact[]; past: Fact[] }> {
     const work = registry.for(context.store, "factMemory");
-    const facts = (await work.data(work.scopeOf(context.sessionKey)))?.facts ?? [];
+    const facts = (await work.dataOf(context.sessionKey))?.facts ?? [];
     const current = await pick(context, facts.filter(holds));
     const subjects = new Set(current.map((fact) => fact.subject));
     return { current, past: facts.filter((fact) => !holds(fact) && shownToModel(fact) && subjects.has(fact.subject)).slice(-pastFacts) };

@@ -76,7 +76,8 @@ const WHOLE_READ_REACH = 32;
  */
 interface Here {
   id: string;
-  recentFrom(): Promise<number>;
+  /** Where the recent messages start; `from`: where the earliest passage found here starts. */
+  recentFrom(from: number): Promise<number>;
   reads?: SessionReads;
 }
 
@@ -181,7 +182,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
 
   function workFor(context: Pick<MemoryLoadContext, "store" | "sessionKey">) {
     const work = registry.for(context.store, "recallMemory");
-    const scopeId = encodeSessionKey(scopeKeyOf(work.scopeOf(context.sessionKey)));
+    const scopeId = work.scopeIdOf(context.sessionKey);
     return { work, scopeId, store: context.store as HistoryStore };
   }
 
@@ -257,7 +258,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   async function find(store: HistoryStore, scopeId: string, query: string, want: number, here?: Here): Promise<RecalledPassage[]> {
     if (want === 0 || !query.trim()) return [];
     const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
-    const from = here && found.some((hit) => hit.session === here.id) ? await here.recentFrom() : Number.POSITIVE_INFINITY;
+    const hereFrom = Math.min(...found.flatMap((hit) => (hit.session === here?.id ? [Math.max(0, hit.position - before)] : [])));
+    const from = here && hereFrom !== Number.POSITIVE_INFINITY ? await here.recentFrom(hereFrom) : Number.POSITIVE_INFINITY;
     const hits = found.filter((hit) => !(hit.session === here?.id && hit.position >= from)).slice(0, want);
     return withMessages(store, passages(hits), here);
   }
@@ -274,11 +276,18 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     name: `recall(k=${k}, scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { scopeId, store } = workFor(context);
+      // This conversation through the turn's own reads (shared with the parts that read it too),
+      // read whole once where a passage found in it would be read whole: its length is the count.
+      let whole: Promise<BaseMessage[]> | undefined;
+      const read = (options?: ReadOptions) => {
+        if (options !== undefined) return context.read(options);
+        whole ??= context.read();
+        return whole;
+      };
       const here: Here = {
         id: encodeSessionKey(context.sessionKey),
-        recentFrom: async () => (await context.count()) - skipRecent,
-        // This conversation through the turn's own reads (shared with the parts that read it too).
-        reads: { read: (options) => context.read(options), count: () => context.count() },
+        recentFrom: async (from) => (from <= WHOLE_READ_REACH ? (await read()).length : await context.count()) - skipRecent,
+        reads: { read, count: () => context.count() },
       };
       const found = await find(store, scopeId, textOfMessages(context.input), k, here);
       return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];

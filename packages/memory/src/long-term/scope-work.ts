@@ -7,11 +7,11 @@ import {
   type TurnLock,
   decodeSessionKey,
   encodeSessionKey,
-  scopeFilterOf,
   scopeKeyOf,
 } from "@memoria/core";
 import { namedValues } from "@memoria/core/store-kit";
 import { type ScopeRecord, readScopeRecord, withScopeLock, writeScopeRecord } from "./scope-record.js";
+import { scopeOfSession } from "./session-scope.js";
 
 export type { ScopeRecord } from "./scope-record.js";
 
@@ -92,24 +92,35 @@ export class ScopeWork<D> {
 
   /** The scope a session belongs to: the session itself when the memory names no scope fields. */
   scopeOf(session: SessionKey): SessionKeyFilter {
-    return scopeFilterOf(session, this.#fields ?? Object.keys(session));
+    return scopeOfSession(session, this.#fields).filter;
   }
 
-  /** The memory's data for a scope, as last stored. */
+  /** The encoded key of the scope record of `session`'s scope (what an index files its items under). */
+  scopeIdOf(session: SessionKey): string {
+    return scopeOfSession(session, this.#fields).id;
+  }
+
+  /** The memory's data for a scope (or the scope of a session), as last stored. */
   async data(scope: SessionKeyFilter): Promise<D | undefined> {
     return (await this.#record(scopeKeyOf(scope)))?.data;
   }
 
+  /** The memory's data for the scope `session` belongs to, as last stored. */
+  async dataOf(session: SessionKey): Promise<D | undefined> {
+    return (await this.#record(scopeOfSession(session, this.#fields).key))?.data;
+  }
+
   /** Notes that `session` has new messages; processes them soon, off the caller's path. */
   notify(session: SessionKey): void {
-    const queue = this.#queue(this.scopeOf(session));
+    const { filter, id } = scopeOfSession(session, this.#fields);
+    const queue = this.#queue(filter, id);
     queue.dirty.add(encodeSessionKey(session));
     this.#start(queue);
   }
 
   /** Catches up every session of `scope` whose messages were not all processed (after a crash, say); resolves when done. */
   async resume(scope: SessionKeyFilter): Promise<void> {
-    const queue = this.#queue(scope);
+    const queue = this.#queue(scope, encodeSessionKey(scopeKeyOf(scope)));
     queue.caughtUp = false;
     this.#start(queue);
     await this.idle();
@@ -124,8 +135,7 @@ export class ScopeWork<D> {
     }
   }
 
-  #queue(scope: SessionKeyFilter): ScopeQueue {
-    const id = encodeSessionKey(scopeKeyOf(scope));
+  #queue(scope: SessionKeyFilter, id: string): ScopeQueue {
     let queue = this.#queues.get(id);
     if (!queue) {
       queue = { id, scope, dirty: new Set(), caughtUp: this.#caughtUp.has(id) };

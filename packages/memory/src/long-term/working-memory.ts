@@ -94,7 +94,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
     name: `working-memory(scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const work = registry.for(context.store, "workingMemory");
-      const data = fresh(await work.data(work.scopeOf(context.sessionKey)), Date.now());
+      const data = fresh(await work.dataOf(context.sessionKey), Date.now());
       if (!data || data.profile === "" || data.profile === null) return [];
       return [memoryMessage(memoryBlock("profile", "What you know about the user (working memory)", quoteText(shown(data.profile))), placement)];
     },
