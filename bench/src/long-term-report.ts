@@ -1,7 +1,7 @@
 import { ChatOpenAI, OpenAIEmbeddings } from "@langchain/openai";
 import { formatMs, percent } from "./measure.js";
 import { defaultRecallCacheBytes } from "@memoria/sql";
-import { type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
+import { PAUSE_MS, type RecallQuality, longTermTurns, recallQuality, recallQueryTime } from "./long-term.js";
 import { KS, recallQualityScores } from "./recall-quality.js";
 import { table } from "./report.js";
 import type { Settings } from "./workloads.js";
@@ -36,8 +36,8 @@ export async function longTermSections(settings: Settings, log: (line: string) =
   const queries = [];
   for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15)));
   return [
-    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " + String(settings.quick ? 3 : 20) + " earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets them finish between turns, untimed, as a person's pause would. Interleaved, medians of " +
-      `${settings.runs}. Target: ≤ 1.2× the buffer turn.\n`,
+    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " + String(settings.quick ? 3 : 20) + " earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets them finish between turns, untimed. Every timed turn, of either variant, then starts after a pause of " + String(PAUSE_MS) + " ms (a person's pause, shortened), so each is measured as a chat's turn runs, on code and caches the pause let go cold; the order of the variants turns every round. Medians of " +
+      `${settings.quick ? settings.runs : 2 * settings.runs} turns each. Target: ≤ 1.2× the buffer turn.\n`,
     table(
       ["chat model", "memory", "turn", "÷ buffer turn"],
       turns.map((t) => [t.modelMs === 0 ? "instant" : `${t.modelMs} ms`, t.variant, formatMs(t.turn), (t.turn / base(t.modelMs)).toFixed(2)]),

@@ -14,6 +14,9 @@ import type { Settings } from "./workloads.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The pause before every timed W8 turn: a person's, shortened. */
+export const PAUSE_MS = 20;
+
 /** The scripted memory model, answering after `delayMs` as a hosted model would. */
 function scriptedModel(delayMs: number): ExtractionModel {
   return RunnableLambda.from(async (prompt: string) => {
@@ -66,10 +69,16 @@ export async function longTermTurns(settings: Settings, modelMs: number): Promis
         }
       }
     }
-    // Interleaved (A B, B A, …) after 3 untimed rounds; only the call is timed, the background work after it is not.
+    // Interleaved, the order turned every round (A B, B A, …), after 3 untimed rounds. Every timed
+    // call starts alike, whichever variant ran before it: after the background work is done and
+    // a pause (a person's, shortened), so neither is measured on code and caches the other warmed.
     const samples: Record<string, number[]> = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
-    for (let round = 0; round < settings.runs + 3; round++) {
-      for (const [name, c] of Object.entries(chains)) {
+    const rounds = (settings.quick ? settings.runs : 2 * settings.runs) + 3;
+    for (let round = 0; round < rounds; round++) {
+      const order = Object.entries(chains);
+      if (round % 2 === 1) order.reverse();
+      for (const [name, c] of order) {
+        await sleep(PAUSE_MS);
         const input = [new HumanMessage(`Where is meeting ${round % 20} now?`)];
         const ms = await timed(() => c.invoke(input, { configurable: { userId: users[name], conversationId: "now" } }));
         await variants[name]?.idle?.();
