@@ -93,16 +93,19 @@ export function ratio(ours: number, theirs: number | undefined): string {
 
 /**
  * Like {@link interleave}, but in blocks: each contender runs `perBlock` times in a
- * row, then the next, for `blocks` rounds (after one untimed block each). Drift still
- * reaches all alike, and a contender is measured with its own code warm, as a program
- * that runs only it would be; turn-by-turn alternation of two code paths slows both,
- * the larger one more.
+ * row, then the next, for `blocks` rounds (after one untimed block each), each round in
+ * a new order ({@link shuffler}): in one fixed order, a contender always followed the
+ * same other one, and its first samples paid for that one's garbage and cold code
+ * (W7 had hashed ids "faster" than plain). Drift still reaches all alike, and a
+ * contender is measured with its own code warm, as a program that runs only it would
+ * be; turn-by-turn alternation of two code paths slows both, the larger one more.
  */
 export async function interleaveBlocks(contenders: Record<string, () => Promise<unknown>>, blocks: number, perBlock: number): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+  const order = shuffler(names.length);
   for (let block = 0; block <= blocks; block++) {
-    for (const name of names) {
+    for (const name of order().map((i) => names[i] as string)) {
       for (let i = 0; i < perBlock; i++) {
         const ms = await timed(contenders[name] as () => Promise<unknown>);
         if (block > 0) samples[name]?.push(ms);

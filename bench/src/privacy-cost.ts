@@ -24,7 +24,7 @@ export interface PrivacyCost {
 }
 
 /** Rounds of blocks of 20 turns per variant (the report says how many). */
-export const privacyRounds = (settings: { quick: boolean }) => (settings.quick ? 1 : 4);
+export const privacyRounds = (settings: { quick: boolean }) => (settings.quick ? 1 : 8);
 
 /**
  * W7: what privacy costs a turn. The same store plain, encrypted (AES-256-GCM,
