@@ -306,12 +306,16 @@ describe("combineMemory and the turn lock's read", () => {
     await expect(combineMemory(reading().strategy, reading({ last: -1 }).strategy).load(memoryContext(store, key))).rejects.toThrow(/last/);
   });
 
-  it("shows recall's passage of this very conversation from the turn's own read, the buffer's too", async () => {
-    const { store, asked } = readingLockStore();
+  /**
+   * One conversation through recall (alone, or with a buffer): a line, six lines of
+   * small talk, then a question about the line. What the store was asked during the
+   * question's turn, and that turn's prompt.
+   */
+  async function questionAboutAnEarlierLine(options: { lockReads: boolean; buffer: boolean }) {
+    const { store, asked } = readingLockStore(options);
     const recall = recallMemory({ embeddings: new HashingEmbeddings(), k: 1, range: { before: 0, after: 0 } });
-    const memory = combineMemory(recall, bufferMemory());
     const { model, prompts } = observer();
-    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory });
+    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: options.buffer ? combineMemory(recall, bufferMemory()) : recall });
     const say = (text: string) => chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "here" } });
     await say("The lighthouse tour is on Sunday.");
     for (let i = 0; i < 6; i++) await say(`Small talk line ${i}.`);
@@ -319,27 +323,25 @@ describe("combineMemory and the turn lock's read", () => {
     asked.read = 0;
     asked.count = 0;
     await say("When is the lighthouse tour?");
-    expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
-    expect(prompts[7]).toHaveLength(16); // the memory block, 14 messages, the question
-    expect(asked).toEqual({ read: 0, count: 0 }); // recall's passage, the count behind skipRecent and the buffer: the lock's one read
+    const during = { ...asked };
     await recall.idle();
+    expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
+    return { asked: during, prompt: prompts[7] };
+  }
+
+  it("shows recall's passage of this very conversation from the turn's own read, the buffer's too", async () => {
+    const { asked, prompt } = await questionAboutAnEarlierLine({ lockReads: true, buffer: true });
+    expect(prompt).toHaveLength(16); // the memory block, 14 messages, the question
+    expect(asked).toEqual({ read: 0, count: 0 }); // recall's passage, the count behind skipRecent and the buffer: the lock's one read
   });
 
   it("counts from the turn's one whole read where the lock reads nothing (SQLite's): recall's skipRecent asks no count", async () => {
-    const { store, asked } = readingLockStore({ lockReads: false });
-    const recall = recallMemory({ embeddings: new HashingEmbeddings(), k: 1, range: { before: 0, after: 0 } });
-    const { model, prompts } = observer();
-    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: combineMemory(recall, bufferMemory()) });
-    const say = (text: string) => chain.invoke([new HumanMessage(text)], { configurable: { sessionId: "here" } });
-    await say("The lighthouse tour is on Sunday.");
-    for (let i = 0; i < 6; i++) await say(`Small talk line ${i}.`);
-    await recall.idle();
-    asked.read = 0;
-    asked.count = 0;
-    await say("When is the lighthouse tour?");
-    expect(prompts[7]?.[0]?.content).toContain("Human: The lighthouse tour is on Sunday.");
-    expect(asked).toEqual({ read: 1, count: 0 }); // one whole read: the passage, the count behind skipRecent, the buffer
-    await recall.idle();
+    // One whole read: the passage, the count behind skipRecent, the buffer.
+    expect((await questionAboutAnEarlierLine({ lockReads: false, buffer: true })).asked).toEqual({ read: 1, count: 0 });
+    // Recall alone reads its conversation once too: the passage and the count from one read.
+    const alone = await questionAboutAnEarlierLine({ lockReads: false, buffer: false });
+    expect(alone.prompt).toHaveLength(2); // the memory block, the question
+    expect(alone.asked).toEqual({ read: 1, count: 0 });
   });
 
   it("takes a window with the lock when that is the first read, and counts from the store then", async () => {

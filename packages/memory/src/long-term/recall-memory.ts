@@ -18,6 +18,7 @@ import { checkScopeFields } from "@memoria/core/store-kit";
 import { linesOf, textOfMessages } from "../extraction.js";
 import { recallQuery, recallTerms } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
+import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
 import { fuseRankings } from "./rank-fusion.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
@@ -276,18 +277,13 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     name: `recall(k=${k}, scope=${fields ? fields.join("+") : "session"})`,
     async load(context): Promise<BaseMessage[]> {
       const { scopeId, store } = workFor(context);
-      // This conversation through the turn's own reads (shared with the parts that read it too),
-      // read whole once where a passage found in it would be read whole: its length is the count.
-      let whole: Promise<BaseMessage[]> | undefined;
-      const read = (options?: ReadOptions) => {
-        if (options !== undefined) return context.read(options);
-        whole ??= context.read();
-        return whole;
-      };
+      // This conversation through the turn's own reads, shared (with the parts that read it too,
+      // and within recall): read whole where a passage found in it would be, its length is the count.
+      const reads = sharingReads(context);
       const here: Here = {
         id: encodeSessionKey(context.sessionKey),
-        recentFrom: async (from) => (from <= WHOLE_READ_REACH ? (await read()).length : await context.count()) - skipRecent,
-        reads: { read, count: () => context.count() },
+        recentFrom: async (from) => (from <= WHOLE_READ_REACH ? (await reads.read()).length : await reads.count()) - skipRecent,
+        reads,
       };
       const found = await find(store, scopeId, textOfMessages(context.input), k, here);
       return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];

@@ -90,17 +90,12 @@ export class ScopeWork<D> {
     this.#onError = onError;
   }
 
-  /** The scope a session belongs to: the session itself when the memory names no scope fields. */
-  scopeOf(session: SessionKey): SessionKeyFilter {
-    return scopeOfSession(session, this.#fields).filter;
-  }
-
   /** The encoded key of the scope record of `session`'s scope (what an index files its items under). */
   scopeIdOf(session: SessionKey): string {
     return scopeOfSession(session, this.#fields).id;
   }
 
-  /** The memory's data for a scope (or the scope of a session), as last stored. */
+  /** The memory's data for a scope, as last stored. */
   async data(scope: SessionKeyFilter): Promise<D | undefined> {
     return (await this.#record(scopeKeyOf(scope)))?.data;
   }
