@@ -8,7 +8,7 @@ import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, deco
 import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory, recallQuery, recallTerms } from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
-import { median, timed } from "./measure.js";
+import { interleave, median, timed } from "./measure.js";
 import { recallSet } from "./recall-set.js";
 import type { Settings } from "./workloads.js";
 
@@ -69,22 +69,25 @@ export async function longTermTurns(settings: Settings, modelMs: number): Promis
         }
       }
     }
-    // Interleaved, the order turned every round (A B, B A, …), after 3 untimed rounds. Every timed
-    // call starts alike, whichever variant ran before it: after the background work is done and
-    // a pause (a person's, shortened), so neither is measured on code and caches the other warmed.
-    const samples: Record<string, number[]> = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
-    const rounds = (settings.quick ? settings.runs : 2 * settings.runs) + 3;
-    for (let round = 0; round < rounds; round++) {
-      const order = Object.entries(chains);
-      if (round % 2 === 1) order.reverse();
-      for (const [name, c] of order) {
-        await sleep(PAUSE_MS);
-        const input = [new HumanMessage(`Where is meeting ${round % 20} now?`)];
-        const ms = await timed(() => c.invoke(input, { configurable: { userId: users[name], conversationId: "now" } }));
-        await variants[name]?.idle?.();
-        if (round >= 3) samples[name]?.push(ms);
-      }
-    }
+    // Interleaved (each round in a new order) after 3 untimed rounds. Every timed call starts
+    // alike, whichever variant ran before it: after every variant's background work is done and a
+    // pause (a person's, shortened), so neither is measured on code and caches the other warmed.
+    const asked = new Map<string, number>();
+    const inputs = new Map<string, HumanMessage[]>();
+    const settle = async (name: string) => {
+      for (const variant of Object.values(variants)) await variant.idle?.();
+      await sleep(PAUSE_MS);
+      const n = asked.get(name) ?? 0;
+      asked.set(name, n + 1);
+      inputs.set(name, [new HumanMessage(`Where is meeting ${n % 20} now?`)]);
+    };
+    const samples = await interleave(
+      Object.fromEntries(Object.entries(chains).map(([name, c]) => [name, () => c.invoke(inputs.get(name) ?? [], { configurable: { userId: users[name], conversationId: "now" } })])),
+      settings.quick ? settings.runs : 2 * settings.runs,
+      3,
+      { before: Object.fromEntries(Object.keys(chains).map((name) => [name, () => settle(name)])) },
+    );
+    for (const variant of Object.values(variants)) await variant.idle?.();
     return Object.entries(samples).map(([variant, times]) => ({ modelMs, variant, turn: median(times) }));
   } finally {
     await store.close();
