@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { open, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { LockOptions, SessionKey, TurnLock } from "@memoria/core";
@@ -25,15 +25,29 @@ function holderDied(lock: LockContent): boolean {
   }
 }
 
+/** A lock file's content fits in this many bytes (an owner id, a pid, an expiry); a longer file is read whole. */
+const LOCK_BYTES = 1024;
+const lockBuffer = Buffer.allocUnsafe(LOCK_BYTES);
+
 /**
  * The lock's content, or undefined when it is gone or being written this instant.
  * Read synchronously, as the store's `stat`s are: a lock file is a few dozen bytes,
- * which a local disk gives in about 9 µs, while `readFile` through libuv's thread
- * pool (open, fstat, read, close: four hops) took about 190 µs here, three times a turn.
+ * which a local disk gives in microseconds, while `readFile` through libuv's thread
+ * pool (open, fstat, read, close: four hops) took about 190 µs here, three times a
+ * turn. One `read` into a buffer kept for it, not `readFileSync` (which reads again
+ * to find the end): 6 µs a read here instead of 9.
  */
 export function readLock(path: string): LockContent | undefined {
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as LockContent;
+    const fd = openSync(path, "r");
+    let length: number;
+    try {
+      length = readSync(fd, lockBuffer, 0, LOCK_BYTES, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const text = length < LOCK_BYTES ? lockBuffer.toString("utf8", 0, length) : readFileSync(path, "utf8");
+    return JSON.parse(text) as LockContent;
   } catch {
     return undefined;
   }

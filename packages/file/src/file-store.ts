@@ -89,9 +89,10 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
         const entry = await ledger.catchUp(p);
         if (entry.turnIds.has(turn.turnId)) return { appended: false };
         const count = entry.count + payloads.length;
-        const at = entry.offset;
-        await ledger.write(key, p, entry, turnLine(turn.turnId, count, payloads));
-        if (at > 0) tails.appended(p.file, at, entry.offset, { t: turn.turnId, n: count, m: payloads.map((text) => JSON.parse(text)) });
+        const { at, created } = await ledger.write(key, p, entry, turnLine(turn.turnId, count, payloads));
+        const line: TurnLine = { t: turn.turnId, n: count, m: payloads.map((text) => JSON.parse(text)) };
+        if (created) tails.created(p.file, created, at, line);
+        else tails.appended(p.file, at, entry.offset, line);
         entry.count = count;
         entry.turnIds.add(turn.turnId);
         return { appended: true };
@@ -159,6 +160,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
           if (tail.payloads.length === 0) return found;
           await ledger.write(key, p, entry, turnLine(editId, tail.payloads.length, tail.payloads));
           entry.count += tail.payloads.length;
+          entry.turnIds.add(editId);
           return found;
         }
         const { lines } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(0, Math.max(0, tail.from - first)));

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, fsync, ftruncateSync, openSync, statSync, write, writeSync } from "node:fs";
+import { type Stats, closeSync, fstatSync, fsync, ftruncateSync, openSync, statSync, write, writeSync } from "node:fs";
 import { open, truncate, unlink } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { SessionKey } from "@memoria/core";
@@ -73,10 +73,15 @@ export class Ledger {
         await handle.close();
       }
     }
-    this.#known.delete(p.file);
-    this.#known.set(p.file, entry);
-    while (this.#known.size > this.cacheLimit) this.#known.delete(this.#known.keys().next().value as string);
+    this.#remember(p.file, entry);
     return entry;
+  }
+
+  /** Keeps `entry` as the most recently used, dropping the least recently used past the limit. */
+  #remember(file: string, entry: Known): void {
+    this.#known.delete(file);
+    this.#known.set(file, entry);
+    while (this.#known.size > this.cacheLimit) this.#known.delete(this.#known.keys().next().value as string);
   }
 
   /**
@@ -85,16 +90,21 @@ export class Ledger {
    * keeps part of a turn that was reported as failed. The file is opened and closed
    * synchronously, and a turn-sized text written so (microseconds, into the page
    * cache); only the fsync, which waits for the disk, and a large write go through
-   * libuv's thread pool, where each call was a hop of about 65 µs here.
+   * libuv's thread pool, where each call was a hop of about 65 µs here. A file this
+   * write began is known from then on, as one brought up to date by `catchUp` is:
+   * the session's next write reads nothing back.
    */
-  async write(key: SessionKey, p: Paths, entry: Known, text: string): Promise<void> {
-    const bytes = Buffer.from(entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key, created: Date.now() } satisfies Header)}\n${text}` : text);
+  async write(key: SessionKey, p: Paths, entry: Known, text: string): Promise<Written> {
+    const header = entry.offset === 0 ? `${JSON.stringify({ memoria: 1, key, created: Date.now() } satisfies Header)}\n` : "";
+    const bytes = Buffer.from(header + text);
+    const at = entry.offset + Buffer.byteLength(header);
+    let created: Stats | undefined;
     const fd = openSync(p.file, "a", 0o600);
     try {
       const written = bytes.length <= SYNC_WRITE_BYTES ? writeSync(fd, bytes) : await writeAsync(fd, bytes);
       if (written !== bytes.length) throw Object.assign(new Error(`no space left: wrote ${written} of ${bytes.length} bytes`), { code: "ENOSPC" });
       if (this.sync) await fsyncAsync(fd);
-      if (entry.ino === 0) entry.ino = fstatSync(fd).ino;
+      if (header !== "") created = fstatSync(fd);
     } catch (error) {
       let cut = true;
       try {
@@ -108,7 +118,18 @@ export class Ledger {
       closeSync(fd);
     }
     entry.offset += bytes.length;
+    if (created) {
+      entry.ino = created.ino;
+      this.#remember(p.file, entry);
+    }
+    return { at, created };
   }
+}
+
+/** Where a write's text begins in the file, and the file's stats when that write began it (header and text, nothing else). */
+export interface Written {
+  at: number;
+  created?: Stats;
 }
 
 /** Writes up to this size are made synchronously (see `Ledger.write`). */

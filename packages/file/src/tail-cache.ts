@@ -86,6 +86,11 @@ export class TailCache {
     this.#keep(file, { ...run, ino: tail.ino, birth: tail.birth, messages: tail.messages + turn.m.length, bytes: tail.bytes + end - at });
   }
 
+  /** Starts the tail of a file this process just began with one turn (at byte `at`, after the header): the next read of it opens nothing. */
+  created(file: string, info: Stats, at: number, turn: TurnLine): void {
+    this.#keep(file, tailOf(this.#shared({ turns: [turn], sizes: [info.size - at], end: info.size, whole: true }), info));
+  }
+
   forget(file: string): void {
     const tail = this.#tails.get(file);
     if (tail) this.#drop(file, tail);

@@ -52,9 +52,11 @@ describe("file store", () => {
     // Corrupt the first turn: a windowed read must never see it, a full read must.
     lines[1] = `{"broken": ${" ".repeat((lines[1] as string).length - 11)}`;
     writeFileSync(file as string, lines.join("\n"));
-    expect(transcript(await store.read(key, { last: 2 }))).toEqual(["human: q299", "ai: a299"]);
-    expect(await store.count(key)).toBe(600);
-    await expect(store.read(key)).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+    // Read by another instance: the writer's cache, which holds what it wrote, would not look (see below).
+    const reader = createFileStore({ directory });
+    expect(transcript(await reader.read(key, { last: 2 }))).toEqual(["human: q299", "ai: a299"]);
+    expect(await reader.count(key)).toBe(600);
+    await expect(reader.read(key)).rejects.toMatchObject({ code: "CORRUPT_DATA" });
   });
 
   it("reads what another instance wrote after it erased a session and wrote it again (the same inode, a longer file)", async () => {
@@ -87,6 +89,21 @@ describe("file store", () => {
     expect(transcript(await store.read(key))).toEqual(["human: first", "ai: reply"]);
     // A new store has no cache: it reads the file.
     expect(transcript(await createFileStore({ directory }).read(key))).toEqual(["human: FIRST", "ai: reply"]);
+  });
+
+  it("knows a session file it began: the next read and the next append read nothing of it back", async () => {
+    const directory = fresh();
+    const store = createFileStore({ directory });
+    const key = { sessionId: "begun" };
+    await store.append(key, [new HumanMessage("first"), new AIMessage("reply")], { turnId: "turn-aaaa" });
+    const [file] = files(directory).map((f) => join(directory, f));
+    // In place, at the same size: what this store would find if it read the file again.
+    writeFileSync(file as string, readFileSync(file as string, "utf8").replace("first", "FIRST").replace("turn-aaaa", "turn-bbbb"));
+    expect(transcript(await store.read(key))).toEqual(["human: first", "ai: reply"]);
+    // Its bookkeeping holds the turn id it wrote, not the one now on disk.
+    expect(await store.append(key, [new HumanMessage("second")], { turnId: "turn-bbbb" })).toEqual({ appended: true });
+    expect(transcript(await store.read(key, { last: 1 }))).toEqual(["human: second"]);
+    expect(transcript(await createFileStore({ directory }).read(key))).toEqual(["human: FIRST", "ai: reply", "human: second"]);
   });
 
   it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
