@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { MemoriaError } from "@memoria/core";
 
@@ -59,7 +60,7 @@ export interface TurnRun {
  * so a line or a UTF-8 character split across chunks is never cut; the partial
  * first line of a pass is carried back to the next, earlier chunk.
  */
-export async function tailTurns(handle: FileHandle, size: number, wanted: number, path: string): Promise<TurnRun> {
+export async function tailTurns(handle: RangeReader, size: number, wanted: number, path: string): Promise<TurnRun> {
   const turns: TurnLine[] = []; // newest first while reading back; reversed at the end
   const sizes: number[] = [];
   let messages = 0;
@@ -102,7 +103,7 @@ export async function tailTurns(handle: FileHandle, size: number, wanted: number
 }
 
 /** The complete turn lines of a file from byte `from` on, read forwards. */
-export async function turnsFrom(handle: FileHandle, from: number, size: number, path: string): Promise<TurnRun> {
+export async function turnsFrom(handle: RangeReader, from: number, size: number, path: string): Promise<TurnRun> {
   const turns: TurnLine[] = [];
   const sizes: number[] = [];
   const end = await forEachLine(handle, from, size, (line) => {
@@ -123,6 +124,37 @@ export async function openIfExists(path: string): Promise<FileHandle | undefined
   }
 }
 
+/** What reading a file's lines needs of an open file: a `FileHandle`, or a descriptor read synchronously. */
+export interface RangeReader {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  close(): Promise<void>;
+}
+
+/** Ranges up to this size are read with synchronous calls (see `openRange`), as writes up to it are made. */
+export const SYNC_READ_BYTES = 64 * 1024;
+
+/**
+ * Opens `path` to read at most `bytes` of it; undefined when it is missing. A small
+ * range (what another process appended since, a young session's whole file) is read
+ * with synchronous calls, microseconds from the page cache, where open, read and
+ * close through libuv's thread pool were three hops of about 65 µs each here; a
+ * larger one goes through the pool, so a long read never holds the event loop.
+ */
+export async function openRange(path: string, bytes: number): Promise<RangeReader | undefined> {
+  if (bytes > SYNC_READ_BYTES) return openIfExists(path);
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  return {
+    read: async (buffer, offset, length, position) => ({ bytesRead: readSync(fd, buffer, offset, length, position) }),
+    close: async () => closeSync(fd),
+  };
+}
+
 /** How much of a file `forEachLine` reads at once. */
 export const LINE_CHUNK = 8 * 1024 * 1024;
 
@@ -133,7 +165,7 @@ export const LINE_CHUNK = 8 * 1024 * 1024;
  * is a torn or unfinished write.
  */
 export async function forEachLine(
-  handle: FileHandle,
+  handle: RangeReader,
   from: number,
   to: number,
   onLine: (line: Buffer) => void | Promise<void>,

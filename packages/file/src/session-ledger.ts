@@ -1,9 +1,9 @@
 import { type Stats, closeSync, fstatSync, fsync, ftruncateSync, openSync, statSync, write, writeSync } from "node:fs";
-import { open, truncate, unlink } from "node:fs/promises";
+import { truncate, unlink } from "node:fs/promises";
 import { promisify } from "node:util";
 import type { SessionKey } from "@memoria/core";
 import { fileError } from "./file-errors.js";
-import { type Header, forEachLine, turnHead } from "./session-file.js";
+import { type Header, forEachLine, openRange, turnHead } from "./session-file.js";
 
 /** What this process knows of a session's file (by inode), valid up to `offset` bytes. */
 export interface Known {
@@ -58,7 +58,8 @@ export class Ledger {
     if (!entry || entry.ino !== info.ino || entry.offset > info.size) entry = { ino: info.ino, offset: 0, count: 0, turnIds: new Set() };
     if (info.size > entry.offset) {
       const known = entry;
-      const handle = await open(p.file, "r");
+      const handle = await openRange(p.file, info.size - known.offset);
+      if (!handle) throw Object.assign(new Error(`${p.file} was removed under the session's append lock`), { code: "ENOENT" });
       try {
         const complete = await forEachLine(handle, known.offset, info.size, (line) => {
           const head = turnHead(line, p.file);

@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import { decodeMessage } from "@memoria/core";
-import { type TurnLine, type TurnRun, openIfExists, tailTurns, turnsFrom } from "./session-file.js";
+import { type TurnLine, type TurnRun, openRange, tailTurns, turnsFrom } from "./session-file.js";
 
 /** The turns this process last read at the end of one file, and which file that was. */
 interface Tail extends TurnRun {
@@ -102,7 +102,7 @@ export class TailCache {
   }
 
   async #load(file: string, info: Stats, wanted: number): Promise<Tail | undefined> {
-    const handle = await openIfExists(file);
+    const handle = await openRange(file, info.size);
     if (!handle) return undefined;
     try {
       // A whole read goes forwards from the start; a window backwards from the end.
@@ -114,7 +114,7 @@ export class TailCache {
   }
 
   async #extend(file: string, tail: Tail, info: Stats): Promise<Tail | undefined> {
-    const handle = await openIfExists(file);
+    const handle = await openRange(file, info.size - tail.end);
     if (!handle) return undefined;
     try {
       const added = await turnsFrom(handle, tail.end, info.size, file);

@@ -106,6 +106,24 @@ describe("file store", () => {
     expect(transcript(await createFileStore({ directory }).read(key))).toEqual(["human: FIRST", "ai: reply", "human: second"]);
   });
 
+  it("catches up on what another instance wrote, in small steps and past the size read synchronously (64 KiB)", async () => {
+    const directory = fresh();
+    const [a, b] = [createFileStore({ directory }), createFileStore({ directory })];
+    const key = { sessionId: "both" };
+    const long = (i: number) => new HumanMessage(`${i} ${"a longer message, so that the file grows past what is read in one synchronous call. ".repeat(20)}`);
+    await a.append(key, [long(0)], { turnId: "t-0" });
+    expect(transcript(await b.read(key, { last: 1 }))).toEqual([transcript([long(0)])[0]]);
+    for (let i = 1; i < 60; i++) await a.append(key, [long(i)], { turnId: `t-${i}` }); // about 100 KiB more
+    // b's cache and bookkeeping are behind by more than 64 KiB: both catch up through the thread pool.
+    expect((await b.read(key)).length).toBe(60);
+    expect(await b.append(key, [long(99)], { turnId: "t-59" })).toEqual({ appended: false });
+    expect(await b.append(key, [new AIMessage("small")], { turnId: "t-60" })).toEqual({ appended: true });
+    // a is behind by one small turn: read synchronously.
+    expect(transcript(await a.read(key, { last: 2 }))).toEqual([transcript([long(59)])[0], "ai: small"]);
+    expect(await a.append(key, [new AIMessage("again")], { turnId: "t-60" })).toEqual({ appended: false });
+    expect(await createFileStore({ directory }).count(key)).toBe(61);
+  });
+
   it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
     const directory = fresh();
     const store = createFileStore({ directory });
