@@ -83,6 +83,14 @@ export interface SqlDialect extends SqlForms {
    * them one by one).
    */
   inOneTrip?(steps: readonly SqlStep[]): Promise<unknown[]>;
+  /**
+   * Runs a script (statements joined by `;`, which begins and commits its own
+   * transaction) in one round trip and gives each statement's result; undefined when
+   * the server refused a duplicate key (a row another transaction inserted first):
+   * nothing was written. One that lost to another transaction runs again, as
+   * `transaction`'s do. Left out where the engine cannot (MySQL's one-trip append).
+   */
+  script?(sql: string, params: readonly unknown[]): Promise<unknown[] | undefined>;
   /** Runs a program in one transaction that takes the write lock at its start. */
   transaction<T>(program: () => SqlProgram<T>): Promise<T>;
   /** Like `transaction`, also excluding every other process's `exclusive` (schema migration). */

@@ -1,6 +1,7 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory } from "@memoria/core";
+import { transcript } from "@memoria/testkit";
 import { freePort } from "@memoria/testkit/servers";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -14,9 +15,9 @@ afterAll(() => store.close());
  * A real pool whose connections note each statement's first three words in `sent`;
  * `fail` may answer a statement with an error instead of sending it.
  */
-function watchedPool(sent: string[], fail: (sql: string) => Error | undefined = () => undefined): MysqlPoolLike {
-  const real = mysql.createPool({ uri, connectionLimit: 4, flags: ["-FOUND_ROWS"] });
-  return {
+function watchedPool(sent: string[], fail: (sql: string) => Error | undefined = () => undefined, multipleStatements = false): MysqlPoolLike {
+  const real = mysql.createPool({ uri, connectionLimit: 4, flags: ["-FOUND_ROWS"], multipleStatements });
+  const watchedPool: MysqlPoolLike = {
     async getConnection(): Promise<MysqlConnectionLike> {
       const pooled = await real.getConnection();
       const watched: MysqlConnectionLike = {
@@ -33,6 +34,8 @@ function watchedPool(sent: string[], fail: (sql: string) => Error | undefined = 
     },
     end: () => real.end(),
   };
+  // The driver's pool, by whose settings the store knows whether it may send scripts.
+  return Object.assign(watchedPool, { pool: real.pool });
 }
 
 const deadlock = () => Object.assign(new Error("Deadlock found when trying to get lock; try restarting transaction"), { code: "ER_LOCK_DEADLOCK", errno: 1213, sqlState: "40001" });
@@ -124,6 +127,27 @@ describe("mysql specifics", () => {
     }
   });
 
+  it("on connections that take scripts, a turn is two round trips: the lock with its read, and one script that appends and releases", async () => {
+    const sent: string[] = [];
+    const watched = createMysqlStore({ pool: watchedPool(sent, undefined, true) });
+    const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
+    const chain = new RunnableWithMessageHistory({ runnable: model, store: watched, memory: { name: "last-20", firstRead: { last: 20 }, load: ({ read }) => read({ last: 20 }) } });
+    try {
+      await chain.invoke("warm up: creates the schema", { configurable: { sessionId: `warm-${crypto.randomUUID()}` } });
+      for (const size of [10, 2_000]) {
+        const sessionId = `trip-${size}-${crypto.randomUUID()}`;
+        await watched.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
+        sent.length = 0;
+        await chain.invoke("q", { configurable: { sessionId } });
+        expect(sent).toEqual(["START TRANSACTION; INSERT", "START TRANSACTION; SELECT"]);
+        expect(transcript(await watched.read({ sessionId }, { last: 3 }))).toEqual([`human: m${size - 1}`, "human: q", `ai: saw ${Math.min(size, 20) + 1}`]);
+        expect(await watched.count({ sessionId })).toBe(size + 2);
+      }
+    } finally {
+      await watched.close();
+    }
+  });
+
   it("runs a transaction InnoDB rolled back for a deadlock again, and gives up typed after 5 tries with nothing stored", async () => {
     const sent: string[] = [];
     let deadlocks = 2;
@@ -139,6 +163,32 @@ describe("mysql specifics", () => {
       expect(refused).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
       expect(sent.filter((s) => s === "START TRANSACTION").length).toBe(5);
       expect(await retried.count(key)).toBe(1);
+    } finally {
+      await retried.close();
+    }
+  });
+
+  it("runs an append script InnoDB rolled back for a deadlock again (5 tries, then typed), and one that met a duplicate turn id as a transaction", async () => {
+    const sent: string[] = [];
+    let deadlocks = 2;
+    let duplicates = 0;
+    const duplicate = () => Object.assign(new Error("Duplicate entry for key 'PRIMARY'"), { code: "ER_DUP_ENTRY", errno: 1062, sqlState: "23000" });
+    const script = (sql: string) => sql.includes("@memoria_passed");
+    const fail = (sql: string) => (!script(sql) ? undefined : deadlocks-- > 0 ? deadlock() : duplicates-- > 0 ? duplicate() : undefined);
+    const retried = createMysqlStore({ pool: watchedPool(sent, fail, true) });
+    const key = { sessionId: `script-deadlock-${crypto.randomUUID()}` };
+    try {
+      await expect(retried.append(key, [new HumanMessage("once")], { turnId: "t1" })).resolves.toEqual({ appended: true });
+      expect(sent.filter((s) => s === "ROLLBACK").length).toBe(2);
+      deadlocks = Number.POSITIVE_INFINITY;
+      const refused = await retried.append(key, [new HumanMessage("never")], { turnId: "t2" }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
+      deadlocks = 0;
+      duplicates = 1;
+      sent.length = 0;
+      await expect(retried.append(key, [new HumanMessage("twice?")], { turnId: "t1" })).resolves.toEqual({ appended: false });
+      expect(sent.slice(0, 3)).toEqual(["START TRANSACTION; SET", "ROLLBACK", "START TRANSACTION"]);
+      expect((await retried.read(key)).map((m) => m.content)).toEqual(["once"]);
     } finally {
       await retried.close();
     }
