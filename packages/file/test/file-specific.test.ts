@@ -124,6 +124,21 @@ describe("file store", () => {
     expect(await createFileStore({ directory }).count(key)).toBe(61);
   });
 
+  it("moves a session's last activity on with every append, a state write before it too (the file's time is set by the store)", async () => {
+    const store = createFileStore({ directory: fresh() });
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The kernel's own time after a state write's (taken from this clock) did not always move on: 1 in 6 appends here.
+    for (let i = 0; i < 20; i++) {
+      const key = { sessionId: `active-${i}` };
+      await store.setState(key, "x", i);
+      await store.append(key, [new HumanMessage("first")]);
+      const first = (await store.info(key))?.lastActiveAt as number;
+      await sleep(5);
+      await store.append(key, [new HumanMessage("second")]);
+      expect((await store.info(key))?.lastActiveAt).toBeGreaterThan(first);
+    }
+  });
+
   it("ignores a torn last line when reading, and cuts it off on the next append", async () => {
     const directory = fresh();
     const store = createFileStore({ directory });
