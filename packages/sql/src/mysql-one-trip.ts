@@ -1,5 +1,4 @@
-import type { SessionKey } from "@memoria/core";
-import type { OneStatementOutcome } from "./one-statement-append.js";
+import { type AppendRequest, type OneStatementOutcome, appendOutcome } from "./one-statement-append.js";
 import type { Tables } from "./schema.js";
 import { type OneStatement, cachedText } from "./statement-parts.js";
 
@@ -19,18 +18,8 @@ import { type OneStatement, cachedText } from "./statement-parts.js";
  * does a turn id another transaction inserted meanwhile (the server refuses the
  * duplicate): the caller then runs the transaction, which handles both.
  */
-export function oneTripAppend(
-  t: Tables,
-  nowMs: string,
-  ttlMs: number | undefined,
-  maxParams: number,
-  key: SessionKey,
-  id: string,
-  payloads: readonly string[],
-  turnId: string,
-  token: string | undefined,
-  release: boolean,
-): OneStatement<OneStatementOutcome> {
+export function oneTripAppend(t: Tables, nowMs: string, ttlMs: number | undefined, maxParams: number, request: AppendRequest): OneStatement<OneStatementOutcome> {
+  const { key, id, payloads, turnId, token, release } = request;
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const releasing = fenced && release;
@@ -47,18 +36,7 @@ export function oneTripAppend(
   return {
     sql,
     params,
-    outcome(row) {
-      const expired = Number(row?.expired ?? 0) > 0;
-      const passed = Number(row?.passed ?? 0) > 0;
-      // A turn stored before (by an attempt whose answer was lost) is "stored already", whatever the lock says.
-      const storedBefore = Number(row?.stored_before ?? 0) > 0;
-      return {
-        expired,
-        lockLost: !expired && !passed && !storedBefore,
-        appended: Number(row?.inserted ?? 0) > 0,
-        released: releasing && passed && !expired,
-      };
-    },
+    outcome: (row) => appendOutcome(row, releasing),
   };
 }
 

@@ -16,6 +16,16 @@ export interface OneStatementOutcome {
 
 export type OneStatementAppend = OneStatement<OneStatementOutcome>;
 
+/** A turn's append as the turn writer asks for it: fenced by the lock `token` when given, which `release` gives back in the same step. */
+export interface AppendRequest {
+  key: SessionKey;
+  id: string;
+  payloads: readonly string[];
+  turnId: string;
+  token: string | undefined;
+  release: boolean;
+}
+
 /**
  * A turn as ONE PostgreSQL statement (data-modifying CTEs), so it costs one round
  * trip and one commit instead of a transaction of six: the fence on the lock row,
@@ -29,17 +39,7 @@ export type OneStatementAppend = OneStatement<OneStatementOutcome>;
  * caller then runs the transaction that deletes it and starts afresh. The clock is
  * read once (`MATERIALIZED`), so every step agrees on whether it expired.
  */
-export function oneStatementAppend(
-  t: Tables,
-  nowMs: string,
-  ttlMs: number | undefined,
-  key: SessionKey,
-  id: string,
-  payloads: readonly string[],
-  turnId: string,
-  token: string | undefined,
-  release: boolean,
-): OneStatementAppend {
+export function oneStatementAppend(t: Tables, nowMs: string, ttlMs: number | undefined, { key, id, payloads, turnId, token, release }: AppendRequest): OneStatementAppend {
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const releasing = fenced && release;
@@ -48,18 +48,24 @@ export function oneStatementAppend(
   return {
     sql,
     params,
-    outcome(row) {
-      const expired = Number(row?.expired ?? 0) > 0;
-      const passed = Number(row?.passed ?? 0) > 0;
-      // A turn stored before (by an attempt whose answer was lost) is "stored already", whatever the lock says.
-      const storedBefore = Number(row?.stored_before ?? 0) > 0;
-      return {
-        expired,
-        lockLost: !expired && !passed && !storedBefore,
-        appended: Number(row?.inserted ?? 0) > 0,
-        released: releasing && passed,
-      };
-    },
+    outcome: (row) => appendOutcome(row, releasing),
+  };
+}
+
+/**
+ * What an append's row of counts says it did (this statement's, MySQL's script's):
+ * `expired`, `passed` (the fence), `stored_before` and `inserted`.
+ */
+export function appendOutcome(row: Record<string, unknown> | undefined, releasing: boolean): OneStatementOutcome {
+  const expired = Number(row?.expired ?? 0) > 0;
+  const passed = Number(row?.passed ?? 0) > 0;
+  // A turn stored before (by an attempt whose answer was lost) is "stored already", whatever the lock says.
+  const storedBefore = Number(row?.stored_before ?? 0) > 0;
+  return {
+    expired,
+    lockLost: !expired && !passed && !storedBefore,
+    appended: Number(row?.inserted ?? 0) > 0,
+    released: releasing && passed && !expired,
   };
 }
 

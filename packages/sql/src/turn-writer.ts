@@ -1,7 +1,7 @@
 import { LockLostError, type SessionKey } from "@memoria/core";
 import type { TurnAppendResult } from "@memoria/core/store-kit";
 import { oneTripAppend } from "./mysql-one-trip.js";
-import { type OneStatementOutcome, oneStatementAppend } from "./one-statement-append.js";
+import { type AppendRequest, type OneStatementOutcome, oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
 import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
@@ -127,14 +127,14 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
    * writes so; undefined where it does not, or when the script met a turn id another
    * transaction inserted meanwhile (nothing written): the transaction then runs.
    */
-  async function appendInOne(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Promise<OneStatementOutcome | undefined> {
+  async function appendInOne(request: AppendRequest): Promise<OneStatementOutcome | undefined> {
     if (dialect.writesInOneStatement) {
-      const statement = oneStatementAppend(t, now, ttlMs, key, id, payloads, turnId, token, release);
+      const statement = oneStatementAppend(t, now, ttlMs, request);
       const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
       return statement.outcome(row);
     }
     if (!dialect.script) return undefined;
-    const script = oneTripAppend(t, now, ttlMs, dialect.maxParams, key, id, payloads, turnId, token, release);
+    const script = oneTripAppend(t, now, ttlMs, dialect.maxParams, request);
     const results = await dialect.script(script.sql, script.params);
     // The variables' row comes just before the COMMIT's result.
     return results && script.outcome((results[results.length - 2] as Record<string, unknown>[])[0]);
@@ -155,7 +155,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
       await dialect.transaction(() => writeStates(key, id, entries, token));
     },
     async append(key, id, payloads, turnId, token, release) {
-      const outcome = await appendInOne(key, id, payloads, turnId, token, release);
+      const outcome = await appendInOne({ key, id, payloads, turnId, token, release });
       if (outcome && !outcome.expired) {
         if (outcome.lockLost) throw new LockLostError(key);
         return outcome.released ? { appended: outcome.appended, released: true } : { appended: outcome.appended };
