@@ -1,6 +1,17 @@
 import { type AppendRequest, type OneStatementOutcome, appendOutcome } from "./one-statement-append.js";
 import type { Tables } from "./schema.js";
-import { type OneStatement, cachedText } from "./statement-parts.js";
+import { mysqlForms } from "./mysql-forms.js";
+import { cachedText } from "./statement-parts.js";
+
+/** The script and its values; `outcome` reads the results of all its statements. */
+export interface OneTripAppend {
+  sql: string;
+  params: unknown[];
+  outcome(results: readonly unknown[]): OneStatementOutcome;
+}
+
+/** Scripts for turns of up to this many messages are kept, built once; a larger append (an import) builds its own. */
+const CACHED_COUNTS = 64;
 
 /**
  * A turn's append on MySQL as ONE script (statements sent together on a connection
@@ -18,14 +29,15 @@ import { type OneStatement, cachedText } from "./statement-parts.js";
  * does a turn id another transaction inserted meanwhile (the server refuses the
  * duplicate): the caller then runs the transaction, which handles both.
  */
-export function oneTripAppend(t: Tables, nowMs: string, ttlMs: number | undefined, maxParams: number, request: AppendRequest): OneStatement<OneStatementOutcome> {
+export function oneTripAppend(t: Tables, nowMs: string, ttlMs: number | undefined, maxParams: number, request: AppendRequest): OneTripAppend {
   const { key, id, payloads, turnId, token, release } = request;
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const releasing = fenced && release;
   const perStatement = Math.floor(maxParams / 3);
   const shape = `mysql-append|${t.sessions}|${ttlMs}|${fields.length}|${payloads.length}|${fenced}|${releasing}`;
-  const sql = cachedText(shape, () => build(t, nowMs, ttlMs, fields.length, payloads.length, perStatement, fenced, releasing));
+  const make = () => build(t, nowMs, ttlMs, fields.length, payloads.length, perStatement, fenced, releasing);
+  const sql = payloads.length <= CACHED_COUNTS ? cachedText(shape, make) : make();
   const params: unknown[] = [];
   if (fenced) params.push(id, token);
   params.push(id, id, turnId, id, JSON.stringify(key), payloads.length, payloads.length, id);
@@ -36,7 +48,8 @@ export function oneTripAppend(t: Tables, nowMs: string, ttlMs: number | undefine
   return {
     sql,
     params,
-    outcome: (row) => appendOutcome(row, releasing),
+    // The variables' row: the result before the COMMIT's, the script's last.
+    outcome: (results) => appendOutcome((results[results.length - 2] as Record<string, unknown>[] | undefined)?.[0], releasing),
   };
 }
 
@@ -56,8 +69,7 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
          updated_at = VALUES(updated_at), active_at = VALUES(active_at), expires_at = VALUES(expires_at)`,
     `SELECT COALESCE(MAX(next_seq), 0) INTO @memoria_end FROM ${t.sessions} WHERE id = ? FOR UPDATE`,
     // A new session's key fields, once: its end is this turn's count.
-    `INSERT INTO ${t.fields} (session_id, field, value) ${rows(fieldCount, () => "SELECT ?, ?, ?", `@memoria_ok AND @memoria_end = ${count}`)}
-       ON DUPLICATE KEY UPDATE field = field`,
+    `INSERT INTO ${t.fields} (session_id, field, value) ${rows(fieldCount, () => "SELECT ?, ?, ?", `@memoria_ok AND @memoria_end = ${count}`)}${mysqlForms.skipExisting("field")}`,
     // A turn id another transaction inserted meanwhile fails the script whole.
     `INSERT INTO ${t.turns} (session_id, turn_id) SELECT ?, ? FROM DUAL WHERE @memoria_ok`,
   ];

@@ -136,8 +136,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
     if (!dialect.script) return undefined;
     const script = oneTripAppend(t, now, ttlMs, dialect.maxParams, request);
     const results = await dialect.script(script.sql, script.params);
-    // The variables' row comes just before the COMMIT's result.
-    return results && script.outcome((results[results.length - 2] as Record<string, unknown>[])[0]);
+    return results && script.outcome(results);
   }
 
   return {
