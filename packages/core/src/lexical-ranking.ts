@@ -69,15 +69,15 @@ interface Held<T> {
 /**
  * A lexical index in this process's memory: per term the items holding it with
  * their counts, ranked by BM25. The word side of `HeldRecallItems`. A search walks
- * each asked term's postings once, keeping its sums on the items themselves rather
- * than in maps keyed by id.
+ * each asked term's postings at most once, keeping its sums on the items themselves
+ * rather than in maps keyed by id.
  */
 export class TermIndex<T> {
   readonly #items = new Map<string, Held<T>>();
   readonly #postings = new Map<string, Map<Held<T>, number>>();
   #totalLength = 0;
   #searches = 0;
-  #words = 0;
+  #wordIds = 0;
 
   /** Holds `terms` for the item `id` (replacing what it held); `value` comes back with its hits. */
   set(id: string, value: T, terms: readonly string[]): void {
@@ -109,42 +109,133 @@ export class TermIndex<T> {
   }
 
   /**
-   * The `k` items best matching `query`, best first; items sharing no term are left
-   * out. Equal scores keep the order items were first matched in, unless `tie` orders them.
+   * The `k` items best matching `query`, best first, equal scores in `tie`'s order;
+   * items sharing no term are left out.
+   *
+   * Exact, but not exhaustive (MaxScore): the words are walked rarest first (by the
+   * most each can add to a score), and once the words not yet walked could not
+   * together lift an item that holds none of the walked ones above the k-th best so
+   * far, their postings are no longer walked: only the items already matched are
+   * looked up in them. A query with one rare word (a name, a number) among common
+   * ones then costs about the rare word's postings, not the common ones'.
    */
-  search(query: readonly (string | QueryTerm)[], k: number, tie?: (a: T, b: T) => number): { value: T; score: number }[] {
+  search(query: readonly (string | QueryTerm)[], k: number, tie: (a: T, b: T) => number): { value: T; score: number }[] {
+    if (k <= 0) return [];
     const average = this.#totalLength / (this.#items.size || 1);
     const search = ++this.#searches;
+    const words = this.#words(query);
+    let unwalked = words.reduce((sum, word) => sum + word.bound, 0);
     const matched: Held<T>[] = [];
-    for (const group of queryGroups(query)) {
-      const word = ++this.#words;
-      const touched: Held<T>[] = [];
+    for (const word of [...words].sort((a, b) => b.bound - a.bound)) {
+      // Strictly below the k-th best (with room for rounding): an item matched by no walked word cannot reach the top k.
+      const walk = matched.length < k || unwalked * (1 + 1e-9) >= kthScore(matched, k);
+      unwalked -= word.bound;
+      if (walk) this.#walk(word, search, matched, average);
+      else this.#lookUp(word, search, matched, average);
+    }
+    // Summed rarest word first, a score can differ from the query-order sum (the SQL
+    // index's) in its last bits: the items that can be among the best k are summed again in
+    // query order, so equal scores stay equal to the SQL's and ties fall to `tie` alike.
+    const least = matched.length < k ? 0 : kthScore(matched, k) * (1 - 1e-9);
+    const best = matched.flatMap((held) => (held.score >= least ? [{ value: held.value, score: this.#score(held, words, average) }] : []));
+    return topK(best, k, (a, b) => tie(a.value, b.value));
+  }
+
+  /** `held`'s score for `words`, each word's best form, summed in their order. */
+  #score(held: Held<T>, words: readonly Word<T>[], average: number): number {
+    let score = 0;
+    for (const word of words) {
+      let share = -1;
+      for (const { holders, idf } of word.forms) {
+        const count = holders.get(held);
+        if (count !== undefined) share = Math.max(share, termScore(idf, count, held.length, average));
+      }
+      if (share >= 0) score += share;
+    }
+    return score;
+  }
+
+  /** The query's words with their forms' postings and weights, and the most each can add to a score. */
+  #words(query: readonly (string | QueryTerm)[]): Word<T>[] {
+    return queryGroups(query).map((group) => {
+      const forms: Word<T>["forms"] = [];
+      let bound = 0;
       for (const { term, weight } of group) {
         const holders = this.#postings.get(term);
         if (!holders) continue;
         const idf = weight * termWeight(this.#items.size, holders.size);
-        for (const [held, count] of holders) {
-          const share = termScore(idf, count, held.length, average);
-          if (held.word !== word) {
-            held.word = word;
-            held.share = share;
-            touched.push(held);
-          } else if (share > held.share) held.share = share;
-        }
+        forms.push({ holders, idf });
+        // termScore stays below idf × (k1 + 1), whatever the count and length.
+        bound = Math.max(bound, idf * (BM25_K1 + 1));
       }
-      for (const held of touched) {
-        if (held.search !== search) {
-          held.search = search;
-          held.score = 0;
-          matched.push(held);
-        }
-        held.score += held.share;
+      return { id: ++this.#wordIds, forms, bound };
+    });
+  }
+
+  /** Adds the word's share to every item holding one of its forms (its best form's), matching the items new to this search. */
+  #walk(word: Word<T>, search: number, matched: Held<T>[], average: number): void {
+    const touched: Held<T>[] = [];
+    for (const { holders, idf } of word.forms) {
+      for (const [held, count] of holders) {
+        const share = termScore(idf, count, held.length, average);
+        if (held.word !== word.id) {
+          held.word = word.id;
+          held.share = share;
+          touched.push(held);
+        } else if (share > held.share) held.share = share;
       }
     }
-    return topK(
-      matched.map((held) => ({ value: held.value, score: held.score })),
-      k,
-      tie && ((a, b) => tie(a.value, b.value)),
-    );
+    for (const held of touched) {
+      if (held.search !== search) {
+        held.search = search;
+        held.score = 0;
+        matched.push(held);
+      }
+      held.score += held.share;
+    }
   }
+
+  /** Adds the word's share to the items already matched only: each looked up in its forms' postings, or the postings walked where they are the shorter. */
+  #lookUp(word: Word<T>, search: number, matched: Held<T>[], average: number): void {
+    for (const { holders, idf } of word.forms) {
+      if (holders.size < matched.length) {
+        for (const [held, count] of holders) if (held.search === search) this.#share(held, word.id, termScore(idf, count, held.length, average));
+      } else {
+        for (const held of matched) {
+          const count = holders.get(held);
+          if (count !== undefined) this.#share(held, word.id, termScore(idf, count, held.length, average));
+        }
+      }
+    }
+    for (const held of matched) if (held.word === word.id) held.score += held.share;
+  }
+
+  #share(held: Held<T>, word: number, share: number): void {
+    if (held.word !== word) {
+      held.word = word;
+      held.share = share;
+    } else if (share > held.share) held.share = share;
+  }
+}
+
+/** A query word as a search ranks it: its forms' postings and weights, and the most it can add to an item's score. */
+interface Word<T> {
+  id: number;
+  forms: { holders: Map<Held<T>, number>; idf: number }[];
+  bound: number;
+}
+
+/** The k-th best score of `matched` (k >= 1, at least k of them). */
+function kthScore(matched: readonly { score: number }[], k: number): number {
+  const best = new Float64Array(k).fill(Number.NEGATIVE_INFINITY);
+  for (const { score } of matched) {
+    if (score <= (best[k - 1] as number)) continue;
+    let at = k - 1;
+    while (at > 0 && score > (best[at - 1] as number)) {
+      best[at] = best[at - 1] as number;
+      at--;
+    }
+    best[at] = score;
+  }
+  return best[k - 1] as number;
 }
