@@ -74,8 +74,10 @@ interface Held<T> {
  */
 export class TermIndex<T> {
   readonly #items = new Map<string, Held<T>>();
-  readonly #postings = new Map<string, Map<Held<T>, number>>();
+  readonly #postings = new Map<string, Postings<T>>();
   #totalLength = 0;
+  /** The fewest terms an item held since the index began: with each term's most, what bounds a share. */
+  #shortest = Number.POSITIVE_INFINITY;
   #searches = 0;
   #wordIds = 0;
 
@@ -85,13 +87,15 @@ export class TermIndex<T> {
     const counts = termCounts(terms);
     const held: Held<T> = { value, terms: [...counts.keys()], length: terms.length, search: 0, word: 0, score: 0, share: 0 };
     for (const [term, count] of counts) {
-      let holders = this.#postings.get(term);
-      if (!holders) {
-        holders = new Map();
-        this.#postings.set(term, holders);
+      let postings = this.#postings.get(term);
+      if (!postings) {
+        postings = { holders: new Map(), most: 0 };
+        this.#postings.set(term, postings);
       }
-      holders.set(held, count);
+      postings.holders.set(held, count);
+      postings.most = Math.max(postings.most, count);
     }
+    this.#shortest = Math.min(this.#shortest, terms.length);
     this.#items.set(id, held);
     this.#totalLength += terms.length;
   }
@@ -100,9 +104,9 @@ export class TermIndex<T> {
     const held = this.#items.get(id);
     if (!held) return;
     for (const term of held.terms) {
-      const holders = this.#postings.get(term);
-      holders?.delete(held);
-      if (holders?.size === 0) this.#postings.delete(term);
+      const postings = this.#postings.get(term);
+      postings?.holders.delete(held);
+      if (postings?.holders.size === 0) this.#postings.delete(term);
     }
     this.#items.delete(id);
     this.#totalLength -= held.length;
@@ -123,7 +127,7 @@ export class TermIndex<T> {
     if (k <= 0) return [];
     const average = this.#totalLength / (this.#items.size || 1);
     const search = ++this.#searches;
-    const words = this.#words(query);
+    const words = this.#words(query, average);
     let unwalked = words.reduce((sum, word) => sum + word.bound, 0);
     const matched: Held<T>[] = [];
     for (const word of [...words].sort((a, b) => b.bound - a.bound)) {
@@ -156,17 +160,20 @@ export class TermIndex<T> {
   }
 
   /** The query's words with their forms' postings and weights, and the most each can add to a score. */
-  #words(query: readonly (string | QueryTerm)[]): Word<T>[] {
+  #words(query: readonly (string | QueryTerm)[], average: number): Word<T>[] {
     return queryGroups(query).map((group) => {
       const forms: Word<T>["forms"] = [];
       let bound = 0;
       for (const { term, weight } of group) {
-        const holders = this.#postings.get(term);
-        if (!holders) continue;
+        const postings = this.#postings.get(term);
+        if (!postings) continue;
+        const { holders, most } = postings;
         const idf = weight * termWeight(this.#items.size, holders.size);
         forms.push({ holders, idf });
-        // termScore stays below idf × (k1 + 1), whatever the count and length.
-        bound = Math.max(bound, idf * (BM25_K1 + 1));
+        // A share grows with the count and shrinks with the item's length: none is above
+        // the one of the most counts of this term in the shortest item (both only ever
+        // kept from above: a deleted item's may still count, which only loosens it).
+        bound = Math.max(bound, termScore(idf, most, this.#shortest, average));
       }
       return { id: ++this.#wordIds, forms, bound };
     });
@@ -216,6 +223,12 @@ export class TermIndex<T> {
       held.share = share;
     } else if (share > held.share) held.share = share;
   }
+}
+
+/** The items holding a term, with their counts, and the most any item held it (since the term was first held). */
+interface Postings<T> {
+  holders: Map<Held<T>, number>;
+  most: number;
 }
 
 /** A query word as a search ranks it: its forms' postings and weights, and the most it can add to an item's score. */
