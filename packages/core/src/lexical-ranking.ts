@@ -184,12 +184,8 @@ export class TermIndex<T> {
     const touched: Held<T>[] = [];
     for (const { holders, idf } of word.forms) {
       for (const [held, count] of holders) {
-        const share = termScore(idf, count, held.length, average);
-        if (held.word !== word.id) {
-          held.word = word.id;
-          held.share = share;
-          touched.push(held);
-        } else if (share > held.share) held.share = share;
+        if (held.word !== word.id) touched.push(held);
+        this.#share(held, word.id, termScore(idf, count, held.length, average));
       }
     }
     for (const held of touched) {
@@ -217,6 +213,7 @@ export class TermIndex<T> {
     for (const held of matched) if (held.word === word.id) held.score += held.share;
   }
 
+  /** Notes `share` as `held`'s for the word, unless one of the word's other forms gave it more. */
   #share(held: Held<T>, word: number, share: number): void {
     if (held.word !== word) {
       held.word = word;
