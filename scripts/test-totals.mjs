@@ -21,6 +21,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const missing = [];
+const failures = [];
 for (const name of expected) {
   const file = join(dir, `${name}.json`);
   if (!existsSync(file)) {
@@ -33,8 +34,24 @@ for (const name of expected) {
   skipped += report.numPendingTests + report.numTodoTests;
   // A file that failed to load counts as a failure even when it held no tests.
   failed += report.testResults.filter((r) => r.status === "failed" && r.assertionResults.length === 0).length;
+  failures.push(...failuresOf(name, report));
 }
+for (const line of failures) console.error(line);
 for (const name of missing) console.error(`no test report from ${name}: its tests did not run`);
 failed += missing.length;
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
+
+// One line per failed test (or file that failed to load), with the first line of its
+// message, so the end of a CI log says what failed without the rest of the log.
+function failuresOf(name, report) {
+  const root = new URL("..", import.meta.url).pathname;
+  return report.testResults.flatMap((file) => {
+    const where = `${name}: ${file.name.replace(root, "")}`;
+    const first = (messages) => (messages?.[0] ?? "").split("\n")[0].slice(0, 300);
+    if (file.status === "failed" && file.assertionResults.length === 0) return [`failed: ${where}: ${first([file.message])}`];
+    return file.assertionResults
+      .filter((test) => test.status === "failed")
+      .map((test) => `failed: ${where} > ${test.fullName}: ${first(test.failureMessages)}`);
+  });
+}
