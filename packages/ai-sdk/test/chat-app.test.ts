@@ -9,7 +9,7 @@ import { type OpenAICompatibleServer, startRedis } from "@memoria/testkit/server
 import type { UIMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { loadChat } from "../src/index.js";
-import { Chat, type ChatApp, reload, startChatApp, startModel } from "./chat-app.js";
+import { Chat, type ChatApp, LONG_STORY, STORY, reload, startChatApp, startModel } from "./chat-app.js";
 
 let model: OpenAICompatibleServer;
 const dir = mkdtempSync(join(tmpdir(), "memoria-ai-sdk-app-"));
@@ -69,7 +69,7 @@ describe.each(openers)("a useChat app on %s", (_name, open) => {
   });
 
   it("saves a stopped answer as far as it went, marked partial", async () => {
-    const sending = chat.sendMessage({ text: "tell me a story" });
+    const sending = chat.sendMessage({ text: "tell me a long story" });
     await until(() => textOf(chat.lastMessage).startsWith("Once upon"), "the story to start");
     await chat.stop();
     await sending;
@@ -78,9 +78,8 @@ describe.each(openers)("a useChat app on %s", (_name, open) => {
     const stored = await loadChat(store, key);
     const last = stored.messages.at(-1) as UIMessage;
     expect(last.id).toBe(shown.id);
-    const story = "Once upon a time there was a very long story that went on and on and on and never stopped at all.";
     expect(textOf(last)).toMatch(/^Once upon/);
-    expect(story.startsWith(textOf(last)) && textOf(last).length < story.length).toBe(true);
+    expect(LONG_STORY.startsWith(textOf(last)) && textOf(last).length < LONG_STORY.length).toBe(true);
     expect(stored.partial).toEqual([shown.id]);
   });
 
@@ -128,7 +127,7 @@ describe("a client that goes away", () => {
       leave.abort();
       await app.saved(1);
       const stored = await loadChat(store, { userId: "u1", sessionId: chatId });
-      expect(textOf(stored.messages[1])).toBe("Once upon a time there was a very long story that went on and on and on and never stopped at all.");
+      expect(textOf(stored.messages[1])).toBe(STORY);
       expect(stored.partial).toEqual([]);
     } finally {
       await app.stop();

@@ -42,6 +42,16 @@ function text(message: ChatCompletionRequest["messages"][number] | undefined): s
   return typeof content === "string" ? content : Array.isArray(content) ? content.map((part) => (part as { text?: string }).text ?? "").join("") : "";
 }
 
+/** The answer to "tell me a story": 22 words, 40 ms apart (about a second). */
+export const STORY = "Once upon a time there was a very long story that went on and on and on and never stopped at all.";
+
+/**
+ * The answer to "tell me a long story": 40 ms a word for over a minute, so a stop
+ * always lands mid-answer. A short story once finished before a click on Stop reached
+ * a busy machine's Chromium, and the test that stops it failed.
+ */
+export const LONG_STORY = `Once upon a time ${"there was a story that went on and on, ".repeat(200)}and then it stopped.`;
+
 /** The local model: asks for the weather tool when asked about weather, tells a slow story when asked, echoes otherwise. */
 export function startModel(): Promise<OpenAICompatibleServer> {
   let calls = 0;
@@ -50,7 +60,7 @@ export function startModel(): Promise<OpenAICompatibleServer> {
     if (last?.role === "tool") return { content: `It is ${JSON.parse(text(last)).temperature} degrees in ${JSON.parse(text(last)).city}.` };
     const said = text(last);
     if (said.includes("weather")) return { toolCalls: [{ id: `call-${++calls}`, name: "weather", arguments: '{"city":"Paris"}' }] };
-    if (said.includes("story")) return { content: "Once upon a time there was a very long story that went on and on and on and never stopped at all.", delayMs: 40 };
+    if (said.includes("story")) return { content: said.includes("long story") ? LONG_STORY : STORY, delayMs: 40 };
     return { content: `You said: ${said}` };
   });
 }

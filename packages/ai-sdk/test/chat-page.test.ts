@@ -49,7 +49,7 @@ describe("a chat page in Chromium", () => {
     await page.click("button[type=submit]");
     await expect.poll(() => items.allTextContents(), { timeout: 20_000 }).toEqual(["hello there", "You said: hello there"]);
 
-    await page.fill("#input", "tell me a story");
+    await page.fill("#input", "tell me a long story");
     await page.click("button[type=submit]");
     await expect.poll(() => items.nth(3).textContent().catch(() => ""), { timeout: 20_000 }).toMatch(/^Once upon/);
     await page.click("#stop");
