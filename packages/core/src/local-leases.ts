@@ -1,6 +1,6 @@
 import { LockLostError } from "./errors.js";
 import type { FencedWriteOptions, LockOptions, TurnLock } from "./history-store.js";
-import { lockTimes, pollForLock } from "./lock-polling.js";
+import { type PolledLock, leaseOf, lockTimes, pollForLock } from "./lock-polling.js";
 import type { SessionKey } from "./session-key.js";
 
 interface Held {
@@ -21,19 +21,22 @@ export class LocalLeases {
   lock(id: string, sessionKey: SessionKey, options: LockOptions): Promise<TurnLock> {
     const { ttlMs } = lockTimes(options);
     const owner = crypto.randomUUID();
-    const holds = () => this.#held.get(id)?.owner === owner;
-    return pollForLock(sessionKey, options, {
+    const take = () => {
+      const held = this.#held.get(id);
+      if (held && held.owner !== owner && held.expiresAt > Date.now()) return false;
+      this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
+      return true;
+    };
+    const lock: PolledLock = {
       owner,
-      take: async () => {
-        const held = this.#held.get(id);
-        if (held && held.owner !== owner && held.expiresAt > Date.now()) return false;
-        this.#held.set(id, { owner, expiresAt: Date.now() + ttlMs });
-        return true;
-      },
+      take: async () => take(),
       release: async () => {
-        if (holds()) this.#held.delete(id);
+        if (this.#held.get(id)?.owner === owner) this.#held.delete(id);
       },
-    });
+    };
+    // A free session is held at once, without the polling loop: the common case.
+    if (!options.signal?.aborted && take()) return Promise.resolve(leaseOf(lock, ttlMs));
+    return pollForLock(sessionKey, options, lock);
   }
 
   /** Throws `LockLostError` unless the write's lock (if any) still holds the session. */

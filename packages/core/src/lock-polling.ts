@@ -106,6 +106,11 @@ class Lease implements TurnLock {
   }
 }
 
+/** `lock` as a held, renewed lease: for a caller that took it in one try of its own. */
+export function leaseOf(lock: PolledLock, ttlMs: number): TurnLock {
+  return new Lease(lock, ttlMs);
+}
+
 /**
  * Takes `lock`, calling `take` until it succeeds and waiting a growing, jittered
  * delay (2 ms to 50 ms) between tries. Throws `LockTimeoutError` after

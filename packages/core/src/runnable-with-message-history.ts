@@ -172,10 +172,12 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       [this.inputMessagesKey ?? "input"]: "hello",
     });
     const turnId = turnIdOf({ turnId: config.configurable?.turnId });
-    await checkAccess(this.#authorize, { key: sessionKey, action: "read", config });
-    if (!this.memory.readonly) await checkAccess(this.#authorize, { key: sessionKey, action: "append", config });
+    if (this.#authorize) {
+      await checkAccess(this.#authorize, { key: sessionKey, action: "read", config });
+      if (!this.memory.readonly) await checkAccess(this.#authorize, { key: sessionKey, action: "append", config });
+    }
     const inputMessages = inputMessagesOf(input, this);
-    const unfenced = await this.#backend(sessionKey);
+    const unfenced = this.store ? storeBackend(this.store, sessionKey) : await this.#factoryBackend(sessionKey);
     if (unfenced.store) this.#checkInput(inputMessages); // refuse unstorable input before the model runs
     const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
     try {
@@ -211,8 +213,8 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     }
   }
 
-  async #backend(sessionKey: SessionKey): Promise<Backend> {
-    if (this.store) return storeBackend(this.store, sessionKey);
+  /** The session's backend from `getMessageHistory` (a memoria history is read through its store). */
+  async #factoryBackend(sessionKey: SessionKey): Promise<Backend> {
     const factory = this.getMessageHistory as MessageHistoryFactory;
     const history = await factory(...this.sessionFields.map((field) => sessionKey[field] as string));
     if (isStoreChatMessageHistory(history)) return storeBackend(history.store, history.sessionKey);
