@@ -118,17 +118,20 @@ async function startWorkers(sessions: number, turns: number): Promise<Worker[]> 
  * with a trivial model. Each contender runs in a process of its own, so none runs
  * with the others' type feedback in the same JIT (a program runs one wrapper, not
  * five); the samples are interleaved across the processes, one at a time, each round
- * in a new order, after one untimed round.
+ * in a new order, after each has run untimed for a second (at least one round), so
+ * every contender is measured with its code optimized, as a running server's is:
+ * after one round, memoria's second workload still took 1.5x its later ones.
  */
 export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
   const shapes = settings.quick ? [[10, 10]] : [[1, 2_000], [1_000, 5]];
-  const runs = settings.quick ? 2 : 5;
+  const runs = settings.quick ? 2 : 7;
+  const warmupMs = settings.quick ? 0 : 1_000;
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
     const workers = await startWorkers(sessions, turns);
     const samples = W1_CONTENDERS.map(() => [] as number[]);
     try {
-      for (const worker of workers) await worker.sample();
+      for (const worker of workers) for (let spent = 0; spent <= warmupMs; ) spent += await worker.sample();
       const order = shuffler(workers.length);
       for (let round = 0; round < runs; round++) {
         for (const at of order()) samples[at]?.push(await (workers[at] as Worker).sample());
