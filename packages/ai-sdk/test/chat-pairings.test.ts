@@ -18,6 +18,9 @@ import { everyPart } from "./fixtures.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-ai-sdk-pairings-"));
 const cli = join(import.meta.dirname, "../../cli/dist/bin.js");
+// Each `memoria` process loads the CLI and its stores (1-2 s here, several times that on a
+// busy machine); a test that starts several gets what the CLI's own tests get.
+const CLI_TIMEOUT_MS = 120_000;
 const memoria = (...args: string[]) => promisify(execFile)(process.execPath, [cli, ...args]);
 const key = { userId: "u1", sessionId: "chat-1" };
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,7 +60,7 @@ describe("an AI SDK chat through memoria's other paths", () => {
       expect((await loadChat(store, key)).messages).toEqual([]);
       expect(await store.count(key)).toBe(0);
     });
-  });
+  }, CLI_TIMEOUT_MS);
 
   it("is a conversation in the studio: its transcript holds the question, the call, its result and the answer", async () => {
     const path = join(dir, "studio.db");
@@ -83,7 +86,7 @@ describe("an AI SDK chat through memoria's other paths", () => {
     } finally {
       studio.kill("SIGTERM");
     }
-  });
+  }, CLI_TIMEOUT_MS);
 
   it("through redactStore: masked in text, reasoning, tool input and tool output alike, and the chat still loads", async () => {
     const store = redactStore(createInMemoryStore());

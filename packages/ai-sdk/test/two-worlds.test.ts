@@ -73,5 +73,5 @@ describe("an AI SDK chat and LangChain on one session", () => {
     expect(await reload(app.url, "shared")).toEqual(chat.messages);
     const kept = (await store.read({ userId: "u1", sessionId: "shared" })).slice(4, 6);
     expect(kept.map((message) => message.toDict())).toEqual(written.map((message) => message.toDict()));
-  });
+  }, 120_000); // it starts a `memoria show` process, which loads the CLI and its stores
 });
