@@ -54,7 +54,7 @@ describe("background work", () => {
     await facts.resume(store, { userId: "ada" });
     expect(extractor.extractions()).toHaveLength(1);
     await store.close();
-  }, 60_000);
+  }, 120_000); // starts a process through tsx: 16 s in a full local run, under 4x the 60 s it had
 
   it("a restarted process catches up on the scope's next turn without being told", async () => {
     const path = join(root, "restart.db");
