@@ -33,7 +33,7 @@ for (const name of expected) {
   failed += report.numFailedTests;
   skipped += report.numPendingTests + report.numTodoTests;
   // A file that failed to load counts as a failure even when it held no tests.
-  failed += report.testResults.filter((r) => r.status === "failed" && r.assertionResults.length === 0).length;
+  failed += report.testResults.filter(failedToLoad).length;
   failures.push(...failuresOf(name, report));
 }
 for (const line of failures) console.error(line);
@@ -42,14 +42,17 @@ failed += missing.length;
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
 
+function failedToLoad(file) {
+  return file.status === "failed" && file.assertionResults.length === 0;
+}
+
 // One line per failed test (or file that failed to load), with the first line of its
 // message, so the end of a CI log says what failed without the rest of the log.
 function failuresOf(name, report) {
-  const root = new URL("..", import.meta.url).pathname;
   return report.testResults.flatMap((file) => {
     const where = `${name}: ${file.name.replace(root, "")}`;
     const first = (messages) => (messages?.[0] ?? "").split("\n")[0].slice(0, 300);
-    if (file.status === "failed" && file.assertionResults.length === 0) return [`failed: ${where}: ${first([file.message])}`];
+    if (failedToLoad(file)) return [`failed: ${where}: ${first([file.message])}`];
     return file.assertionResults
       .filter((test) => test.status === "failed")
       .map((test) => `failed: ${where} > ${test.fullName}: ${first(test.failureMessages)}`);
