@@ -181,6 +181,19 @@ export class TermIndex<T> {
 
   /** Adds the word's share to every item holding one of its forms (its best form's), matching the items new to this search. */
   #walk(word: Word<T>, search: number, matched: Held<T>[], average: number): void {
+    if (word.forms.length === 1) {
+      // One form (most words): each holder's share is that form's, added as it is met.
+      const { holders, idf } = word.forms[0] as Word<T>["forms"][number];
+      for (const [held, count] of holders) {
+        if (held.search !== search) {
+          held.search = search;
+          held.score = 0;
+          matched.push(held);
+        }
+        held.score += termScore(idf, count, held.length, average);
+      }
+      return;
+    }
     const touched: Held<T>[] = [];
     for (const { holders, idf } of word.forms) {
       for (const [held, count] of holders) {
