@@ -231,15 +231,28 @@ function rememberField(field: string): void {
   if (goodFields.size < 1024) goodFields.add(field);
 }
 
+/**
+ * Keys decoded lately, by their encoding: recall and listing decode the same few
+ * conversations' keys on every turn. The keys are frozen, so one can be handed out
+ * twice, and its own encoding, once worked out, stays with it. Bounded by count.
+ */
+const decoded = new Map<string, SessionKey>();
+const DECODED_LIMIT = 1024;
+
 /** The inverse of {@link encodeSessionKey}; the fields come back in name order. */
 export function decodeSessionKey(encoded: string): SessionKey {
+  const known = decoded.get(encoded);
+  if (known !== undefined) return known;
   const record: Record<string, string> = Object.create(null);
   for (const pair of encoded.split("&")) {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new MemoriaError("CORRUPT_DATA", `Not an encoded session key: ${JSON.stringify(encoded)}`);
     record[pair.slice(0, eq)] = decodeURIComponent(pair.slice(eq + 1));
   }
-  return createSessionKey(record);
+  const key = createSessionKey(record);
+  if (decoded.size >= DECODED_LIMIT) decoded.clear();
+  decoded.set(encoded, key);
+  return key;
 }
 
 /** True when every field of `filter` is present in `key` with the same value. */

@@ -79,6 +79,21 @@ describe("session keys", () => {
     expect(decodeSessionKey(encodeSessionKey(key))).toEqual(key);
   });
 
+  it("hands out one frozen key for an encoding decoded again, and refuses a bad encoding every time", () => {
+    const encoded = encodeSessionKey(createSessionKey({ userId: "u-again", conversationId: "c 1" }));
+    const first = decodeSessionKey(encoded);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(decodeSessionKey(encoded)).toBe(first);
+    expect(encodeSessionKey(first)).toBe(encoded);
+    for (let i = 0; i < 2; i++) {
+      expect(() => decodeSessionKey("userId")).toThrow(/Not an encoded session key/);
+      expect(() => decodeSessionKey("userId=%0A")).toThrow(InvalidSessionKeyError);
+    }
+    // Past its bound, the cache starts over: every key still decodes to its own fields.
+    for (let i = 0; i < 3_000; i++) expect(decodeSessionKey(`sessionId=s${i}`).sessionId).toBe(`s${i}`);
+    expect(decodeSessionKey(encoded)).toEqual(first);
+  });
+
   it("matches filters on any field", () => {
     const key = createSessionKey({ userId: "u1", conversationId: "c1" });
     expect(keyMatches(key, createKeyFilter({ userId: "u1" }))).toBe(true);
