@@ -14,6 +14,17 @@ describe("a session's scope, worked out once per turn's key", () => {
     expect(scopeOfSession(key, undefined)).toBe(whole);
   });
 
+  it("gives a conversation's next key object the scope worked out for the last one, by fields", () => {
+    const first = scopeOfSession(createSessionKey({ userId: "grace", conversationId: "c1" }), ["userId"]);
+    const next = createSessionKey({ userId: "grace", conversationId: "c1" });
+    expect(scopeOfSession(next, ["userId"])).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(scopeOfSession(next, undefined)).not.toBe(first);
+    expect(scopeOfSession(next, undefined).filter).toEqual({ userId: "grace", conversationId: "c1" });
+    expect(scopeOfSession(createSessionKey({ userId: "grace", conversationId: "c2" }), ["userId"]).id).toBe(first.id);
+    expect(scopeOfSession(createSessionKey({ userId: "linus", conversationId: "c1" }), ["userId"]).filter).toEqual({ userId: "linus" });
+  });
+
   it("works a key that can change out every time, so a changed key never gets a stale scope", () => {
     const key = { userId: "ada", conversationId: "c1" };
     expect(scopeOfSession(key, ["userId"]).filter).toEqual({ userId: "ada" });

@@ -19,13 +19,26 @@ export function scopeOfSession(session: SessionKey, fields: readonly string[] | 
   const name = fields ? fields.join("+") : "";
   const known = sessionScopes.get(session)?.get(name);
   if (known) return known;
-  const filter = scopeFilterOf(session, fields ?? Object.keys(session));
-  const key = scopeKeyOf(filter);
-  const scope = { filter, key, id: encodeSessionKey(key) };
-  if (Object.isFrozen(session)) {
+  const frozen = Object.isFrozen(session);
+  // A conversation's next turn names it with a new key object: found by its encoding.
+  const id = frozen ? `${name}\n${encodeSessionKey(session)}` : undefined;
+  const scope = (id !== undefined && recentScopes.get(id)) || workOut(session, fields);
+  if (id !== undefined) {
+    if (recentScopes.size >= RECENT_LIMIT) recentScopes.clear();
+    recentScopes.set(id, scope);
     const byFields = sessionScopes.get(session) ?? new Map<string, SessionScope>();
     byFields.set(name, scope);
     sessionScopes.set(session, byFields);
   }
   return scope;
+}
+
+/** Scopes of recent conversations, by fields and encoded session key (frozen values, so shared). Bounded by count. */
+const recentScopes = new Map<string, SessionScope>();
+const RECENT_LIMIT = 4096;
+
+function workOut(session: SessionKey, fields: readonly string[] | undefined): SessionScope {
+  const filter = scopeFilterOf(session, fields ?? Object.keys(session));
+  const key = scopeKeyOf(filter);
+  return Object.freeze({ filter, key, id: encodeSessionKey(key) });
 }
