@@ -27,12 +27,21 @@ const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029/u;
  * stored line can neither forge a turn of the conversation nor end the block.
  */
 export function quoteLine(line: string): string {
-  return line.replace(TAG_TEXT, "&lt;$1$2").replace(ROLE_LINE, "$1(quoted) $2");
+  // Neither a tag nor a label without a "<" or a ":" (most lines of chat): nothing to match.
+  const tag = line.includes("<");
+  if (!tag && !line.includes(":")) return line;
+  return (tag ? line.replace(TAG_TEXT, "&lt;$1$2") : line).replace(ROLE_LINE, "$1(quoted) $2");
 }
+
+/** The lines of stored text, split at every kind of line break. */
+function linesOfText(text: string): string[] {
+  return ANY_BREAK.test(text) ? text.split(LINE_BREAK) : [text];
+}
+const ANY_BREAK = /[\r\n\u2028\u2029]/;
 
 /** Stored text, every line quoted with {@link quoteLine}. */
 export function quoteText(text: string): string {
-  return text.split(LINE_BREAK).map(quoteLine).join("\n");
+  return linesOfText(text).map(quoteLine).join("\n");
 }
 
 /** Stored text as one line of a list: breaks folded to spaces, then quoted. */
@@ -42,7 +51,7 @@ export function quoteItem(text: string): string {
 
 /** Text with its line breaks (and the space around them) folded to single spaces. */
 function oneLine(text: string): string {
-  return text.split(LINE_BREAK).map((part) => part.trim()).filter(Boolean).join(" ");
+  return linesOfText(text).map((part) => part.trim()).filter(Boolean).join(" ");
 }
 
 const SPEAKERS: Record<string, string> = { human: "Human", ai: "AI", system: "System", tool: "Tool", function: "Function", generic: "Message" };
@@ -58,7 +67,7 @@ export function quoteMessages(messages: readonly BaseMessage[]): string {
       const type = message.getType();
       // A generic message's role is stored text: folded to one line, so it cannot start another.
       const speaker = type === "generic" && "role" in message ? oneLine(String(message.role)) : (SPEAKERS[type] ?? type);
-      const [first = "", ...rest] = (typeof message.content === "string" ? message.content : message.text).split(LINE_BREAK);
+      const [first = "", ...rest] = linesOfText(typeof message.content === "string" ? message.content : message.text);
       return [`${speaker}: ${quoteLine(first)}`, ...rest.map((line) => `  ${quoteLine(line)}`)].join("\n");
     })
     .join("\n");
