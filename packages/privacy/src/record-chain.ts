@@ -41,16 +41,15 @@ export function checkRun(key: SessionKey, records: readonly SealedMessage[], mar
   const edit = marks?.edit;
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as SealedMessage;
-    const at = `the record at position ${record.position}`;
     if (edit && record.position >= edit.from && record.edit < edit.count) {
-      throw new IntegrityError(key, "rolled-back", `${at} was written before the session's last edit, which replaced it`);
+      throw new IntegrityError(key, "rolled-back", `${recordAt(record)} was written before the session's last edit, which replaced it`);
     }
     if (i === 0) continue;
     const before = records[i - 1] as SealedMessage;
-    if (record.position !== before.position + 1) throw new IntegrityError(key, "misplaced", `${at} follows position ${before.position}`);
+    if (record.position !== before.position + 1) throw new IntegrityError(key, "misplaced", `${recordAt(record)} follows position ${before.position}`);
     const linked = record.link === undefined ? before.link === undefined : record.link === linkOf(before.envelope);
     if (!linked || record.edit < before.edit) {
-      throw new IntegrityError(key, "mixed", `${at} was not written after the record before it (records of two points in time)`);
+      throw new IntegrityError(key, "mixed", `${recordAt(record)} was not written after the record before it (records of two points in time)`);
     }
   }
   const newest = records[records.length - 1];
@@ -60,6 +59,9 @@ export function checkRun(key: SessionKey, records: readonly SealedMessage[], mar
     throw new IntegrityError(key, "truncated", `the newest record (position ${newest.position}) was written with records up to position ${newest.end}, which are gone`);
   }
 }
+
+/** Where a record stands, for an error's message (worked out only when one is thrown). */
+const recordAt = (record: SealedMessage): string => `the record at position ${record.position}`;
 
 /** Refuses a read whose newest record falls behind a head seen earlier (by this process, or kept by an anchor). */
 export function checkHead(key: SessionKey, newest: Head, seen: Head | undefined, where: string): void {
