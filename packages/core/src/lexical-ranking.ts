@@ -128,9 +128,18 @@ export class TermIndex<T> {
     const average = this.#totalLength / (this.#items.size || 1);
     const search = ++this.#searches;
     const words = this.#words(query, average);
-    let unwalked = words.reduce((sum, word) => sum + word.bound, 0);
+    // Loops, not reduce / sort / flatMap: a memory turn runs this once, cold, where each of
+    // those builtins costs more than the walk of a small scope.
+    let unwalked = 0;
+    const byBound: Word<T>[] = [];
+    for (const word of words) {
+      unwalked += word.bound;
+      let at = byBound.length;
+      while (at > 0 && (byBound[at - 1] as Word<T>).bound < word.bound) at--;
+      byBound.splice(at, 0, word);
+    }
     const matched: Held<T>[] = [];
-    for (const word of [...words].sort((a, b) => b.bound - a.bound)) {
+    for (const word of byBound) {
       // Strictly below the k-th best (with room for rounding): an item matched by no walked word cannot reach the top k.
       const walk = matched.length < k || unwalked * (1 + 1e-9) >= kthScore(matched, k);
       unwalked -= word.bound;
@@ -141,7 +150,8 @@ export class TermIndex<T> {
     // index's) in its last bits: the items that can be among the best k are summed again in
     // query order, so equal scores stay equal to the SQL's and ties fall to `tie` alike.
     const least = matched.length < k ? 0 : kthScore(matched, k) * (1 - 1e-9);
-    const best = matched.flatMap((held) => (held.score >= least ? [{ value: held.value, score: this.#score(held, words, average) }] : []));
+    const best: { value: T; score: number }[] = [];
+    for (const held of matched) if (held.score >= least) best.push({ value: held.value, score: this.#score(held, words, average) });
     return topK(best, k, (a, b) => tie(a.value, b.value));
   }
 

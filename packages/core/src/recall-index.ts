@@ -149,3 +149,25 @@ export function topK<T extends { score: number }>(entries: Iterable<T>, k: numbe
   };
   return bestPositions(all.length, k, ahead).map((i) => all[i] as T);
 }
+
+/*
+ * A memory turn's code runs once per turn, after a person's pause: cold. On the path
+ * of every turn, loops stand in for builtins such as `sort`, `flatMap` and
+ * `Object.entries`, each of which cost 10-25 µs there, many times its warm cost
+ * (docs/architecture/2026-12-01-fair-w8-turns.md).
+ */
+
+/** `items` sorted in place by `order`, stably: by insertion for the dozen items a turn sorts, by `sort` past 32. */
+export function sortedFew<T>(items: T[], order: (a: T, b: T) => number): T[] {
+  if (items.length > 32) return items.sort(order);
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i] as T;
+    let at = i;
+    while (at > 0 && order(items[at - 1] as T, item) > 0) {
+      items[at] = items[at - 1] as T;
+      at--;
+    }
+    items[at] = item;
+  }
+  return items;
+}

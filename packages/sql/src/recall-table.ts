@@ -1,5 +1,5 @@
 import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
-import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, tieOrder, unitVector } from "@memoria/core/store-kit";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, sortedFew, tieOrder, unitVector } from "@memoria/core/store-kit";
 import type { Tables } from "./schema.js";
 import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-cache.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
@@ -114,7 +114,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       if (!items) return searchTerms(dialect, t, scope, query, k);
       // As the SQL ranks: the best k, equal scores in tieOrder; then newest first, ties in tieOrder again.
       const hits = items.matching(query, k);
-      return hits.sort((a, b) => b.score - a.score || b.at - a.at || tieOrder(a, b));
+      return sortedFew(hits, (a, b) => b.score - a.score || b.at - a.at || tieOrder(a, b));
     },
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);
