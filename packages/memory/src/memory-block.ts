@@ -51,7 +51,8 @@ export function quoteItem(text: string): string {
 
 /** Text with its line breaks (and the space around them) folded to single spaces. */
 function oneLine(text: string): string {
-  return linesOfText(text).map((part) => part.trim()).filter(Boolean).join(" ");
+  if (!ANY_BREAK.test(text)) return text.trim();
+  return text.split(LINE_BREAK).map((part) => part.trim()).filter(Boolean).join(" ");
 }
 
 const SPEAKERS: Record<string, string> = { human: "Human", ai: "AI", system: "System", tool: "Tool", function: "Function", generic: "Message" };

@@ -14,13 +14,14 @@ import {
   encodeSessionKey,
   scopeKeyOf,
 } from "@memoria/core";
-import { checkScopeFields } from "@memoria/core/store-kit";
+import { checkScopeFields, sortedFew } from "@memoria/core/store-kit";
 import { linesOf, textOfMessages } from "../extraction.js";
 import { recallQuery, recallTerms } from "../lexical-terms.js";
-import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage, quoteLine, quoteMessages } from "../memory-block.js";
+import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage } from "../memory-block.js";
 import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
 import { fuseRankings } from "./rank-fusion.js";
+import { excerptOf } from "./recall-excerpt.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
@@ -190,13 +191,13 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   /** A passage: hits close together in one session are shown once, as one run of messages. */
   function passages(hits: RecallHit[]): Passage[] {
     const out: Passage[] = [];
-    for (const hit of [...hits].sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : a.position - b.position))) {
+    for (const hit of sortedFew([...hits], (a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : a.position - b.position))) {
       const last = out[out.length - 1];
       const from = Math.max(0, hit.position - before);
       if (last && last.session === hit.session && from <= last.to + 1) last.to = Math.max(last.to, hit.position + after);
       else out.push({ session: hit.session, from, to: hit.position + after, at: hit.at, score: hit.score });
     }
-    return out.sort((a, b) => a.at - b.at);
+    return sortedFew(out, (a, b) => a.at - b.at);
   }
 
   /**
@@ -222,12 +223,14 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
         read.set(encoded, { session, total, from, messages: from < total ? await reads.read({ last: total - from }) : [] });
       }),
     );
-    return found.flatMap((passage) => {
+    const shown: RecalledPassage[] = [];
+    for (const passage of found) {
       const { session, total, from, messages } = read.get(passage.session) as { session: SessionKey; total: number; from: number; messages: BaseMessage[] };
-      if (passage.from >= total) return [];
-      const shown = messages.slice(passage.from - from, passage.to - from + 1);
-      return [{ session, conversation: passage.session, from: passage.from, to: passage.from + shown.length - 1, at: passage.at, score: passage.score, messages: shown }];
-    });
+      if (passage.from >= total) continue;
+      const part = messages.slice(passage.from - from, passage.to - from + 1);
+      shown.push({ session, conversation: passage.session, from: passage.from, to: passage.from + part.length - 1, at: passage.at, score: passage.score, messages: part });
+    }
+    return shown;
   }
 
   /**
@@ -259,18 +262,12 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   async function find(store: HistoryStore, scopeId: string, query: string, want: number, here?: Here): Promise<RecalledPassage[]> {
     if (want === 0 || !query.trim()) return [];
     const found = await ranked(indexFor(store), scopeId, query, want + skipRecent);
-    const hereFrom = Math.min(...found.flatMap((hit) => (hit.session === here?.id ? [Math.max(0, hit.position - before)] : [])));
+    let hereFrom = Number.POSITIVE_INFINITY;
+    for (const hit of found) if (hit.session === here?.id) hereFrom = Math.min(hereFrom, Math.max(0, hit.position - before));
     const from = here && hereFrom !== Number.POSITIVE_INFINITY ? await here.recentFrom(hereFrom) : Number.POSITIVE_INFINITY;
-    const hits = found.filter((hit) => !(hit.session === here?.id && hit.position >= from)).slice(0, want);
+    const hits: RecallHit[] = [];
+    for (const hit of found) if (hits.length < want && !(hit.session === here?.id && hit.position >= from)) hits.push(hit);
     return withMessages(store, passages(hits), here);
-  }
-
-  function excerpt(passage: RecalledPassage): string {
-    const where = Object.entries(passage.session)
-      .filter(([field]) => !fields?.includes(field))
-      .map(([field, value]) => `${field} ${value}`)
-      .join(", ");
-    return `${quoteLine(`From the conversation ${where || passage.conversation} on ${new Date(passage.at).toISOString().slice(0, 10)}:`)}\n${quoteMessages(passage.messages)}`;
   }
 
   return {
@@ -286,7 +283,10 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
         reads,
       };
       const found = await find(store, scopeId, textOfMessages(context.input), k, here);
-      return found.length ? [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", found.map(excerpt).join("\n\n")), placement)] : [];
+      if (found.length === 0) return [];
+      let body = "";
+      for (const passage of found) body += `${body && "\n\n"}${excerptOf(passage, fields)}`;
+      return [memoryMessage(memoryBlock("recall", "Recalled from earlier conversations", body), placement)];
     },
     async search(store, scope, query, searchOptions) {
       const want = searchOptions?.k ?? k;
@@ -303,3 +303,4 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     resume: (store, scope) => registry.for(store, "recallMemory").resume(scope),
   };
 }
+
