@@ -32,14 +32,30 @@ function ibanValid(candidate: string): boolean {
 
 interface Pattern {
   regex: RegExp;
-  /** A check on the match that rules out look-alikes (checksums). */
-  valid?: (match: string) => boolean;
+  /** A check on the match, where it stands in `text`, that rules out look-alikes (checksums, parts of ids). */
+  valid?: (match: string, offset: number, text: string) => boolean;
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * True when `text[from, to)` overlaps a UUID: two of a UUID's groups can be all digits
+ * and pass the Luhn check ("…-8003-006177869457" does), and a checkpoint or run id
+ * masked in part is an id broken. Only the text around the match is searched.
+ */
+function insideUuid(text: string, from: number, to: number): boolean {
+  const start = Math.max(0, from - 36);
+  for (const found of text.slice(start, to + 36).matchAll(UUID)) {
+    const at = start + (found.index as number);
+    if (at < to && from < at + found[0].length) return true;
+  }
+  return false;
 }
 
 const PATTERNS: Record<PatternKind, Pattern> = {
   email: { regex: /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g },
   // 13 to 19 digits, grouped by spaces or dashes, passing the Luhn check.
-  card: { regex: /\b\d(?:[ -]?\d){12,18}\b/g, valid: (m) => luhn(digitsOf(m)) },
+  card: { regex: /\b\d(?:[ -]?\d){12,18}\b/g, valid: (m, at, text) => luhn(digitsOf(m)) && !insideUuid(text, at, at + m.length) },
   // Country, check digits, then 11 to 30 letters and digits (grouped by fours or not), passing mod 97.
   iban: { regex: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b/g, valid: ibanValid },
   // International numbers: "+", then 8 to 15 digits, grouped by spaces, dots or dashes.
@@ -72,7 +88,7 @@ export function patternRedactor(options: PatternRedactorOptions = {}): Redactor 
     let out = text;
     for (const kind of kinds) {
       const { regex, valid } = PATTERNS[kind];
-      out = out.replace(regex, (match) => (valid && !valid(match) ? match : replace(kind, match)));
+      out = out.replace(regex, (match: string, at: number, whole: string) => (valid && !valid(match, at, whole) ? match : replace(kind, match)));
     }
     return out;
   };

@@ -23,8 +23,16 @@ describe("patternRedactor", () => {
     "GB82 WEST 1234 5698 7654 33 (fails mod 97)",
     "the year 2026, 42 apples, version 1.2.3",
     "an id 550e8400-e29b-41d4-a716-446655440000",
+    // Its last two groups are 16 digits that pass the Luhn check (a LangGraph checkpoint id that was masked in part once).
+    "checkpoint 1f1e9c23-53a0-6c81-8003-006177869457",
+    "1F1E9C23-53A0-6C81-8003-006177869457",
   ])("leaves look-alikes alone: %j", (text) => {
     expect(redact(text)).toBe(text);
+  });
+
+  it("still masks a card written beside a UUID", () => {
+    expect(redact("run 1f1e9c23-53a0-6c81-8003-006177869457 paid with 4111 1111 1111 1111")).toBe("run 1f1e9c23-53a0-6c81-8003-006177869457 paid with [card removed]");
+    expect(redact("4111111111111111-1f1e9c23-53a0-6c81-8003-006177869457")).toBe("[card removed]-1f1e9c23-53a0-6c81-8003-006177869457");
   });
 
   it("takes a subset of kinds and a replacement", () => {
