@@ -157,6 +157,19 @@ describe("MemoriaSaver's sessions", () => {
     expect((await store.list({})).sessions).toEqual([]);
   });
 
+  it("keeps a checkpoint id whole through redaction, though two of its groups read as a card number", async () => {
+    // A random id like this one once failed LangGraph's validation through redactStore (16 digits, Luhn-valid).
+    const { saver } = saverOn("sqlite, guarded, redacted and encrypted");
+    await echoGraph(saver).invoke({ messages: [human(1)] }, { configurable: { thread_id: "card-like" } });
+    const tuple = await saver.getTuple({ configurable: { thread_id: "card-like" } });
+    const id = "1f1e9c23-53a0-6c81-8003-006177869457";
+    const stored = await saver.put(tuple!.config, { ...tuple!.checkpoint, id }, { source: "update", step: 2, parents: {} }, {});
+    await saver.putWrites(stored, [["someChannel", 1]], "task-1");
+    const again = await saver.getTuple({ configurable: { thread_id: "card-like", checkpoint_id: id } });
+    expect(again?.checkpoint.id).toBe(id);
+    expect(again?.pendingWrites).toEqual([["task-1", "someChannel", 1]]);
+  });
+
   it("refuses a hostile thread id with a typed error before writing anything", async () => {
     const { saver, store } = saverOn("sqlite");
     const graph = echoGraph(saver);
