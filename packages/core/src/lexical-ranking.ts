@@ -1,5 +1,5 @@
 import { MemoriaError } from "./errors.js";
-import { type QueryTerm, topK } from "./recall-index.js";
+import { type QueryTerm, sortedFew, topK } from "./recall-index.js";
 
 /**
  * BM25's term-frequency saturation and length normalization. `b` is below the usual
@@ -128,18 +128,12 @@ export class TermIndex<T> {
     const average = this.#totalLength / (this.#items.size || 1);
     const search = ++this.#searches;
     const words = this.#words(query, average);
-    // Loops, not reduce / sort / flatMap: a memory turn runs this once, cold, where each of
-    // those builtins costs more than the walk of a small scope.
+    // Loops and sortedFew, not reduce / sort / flatMap: a memory turn runs this once, cold,
+    // where each of those builtins costs more than the walk of a small scope.
     let unwalked = 0;
-    const byBound: Word<T>[] = [];
-    for (const word of words) {
-      unwalked += word.bound;
-      let at = byBound.length;
-      while (at > 0 && (byBound[at - 1] as Word<T>).bound < word.bound) at--;
-      byBound.splice(at, 0, word);
-    }
+    for (const word of words) unwalked += word.bound;
     const matched: Held<T>[] = [];
-    for (const word of byBound) {
+    for (const word of sortedFew([...words], (a, b) => b.bound - a.bound)) {
       // Strictly below the k-th best (with room for rounding): an item matched by no walked word cannot reach the top k.
       const walk = matched.length < k || unwalked * (1 + 1e-9) >= kthScore(matched, k);
       unwalked -= word.bound;

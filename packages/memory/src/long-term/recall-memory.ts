@@ -303,4 +303,3 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     resume: (store, scope) => registry.for(store, "recallMemory").resume(scope),
   };
 }
-
