@@ -12,9 +12,9 @@ export function excerptOf(passage: RecalledPassage, scopeFields: readonly string
   return `${quoteLine(`From the conversation ${where || passage.conversation} on ${isoDay(passage.at)}:`)}\n${quoteMessages(passage.messages)}`;
 }
 
-/** The UTC day of `ms` as `YYYY-MM-DD`, as `toISOString` writes it. */
-function isoDay(ms: number): string {
-  const date = new Date(ms);
+/** The UTC day of a time (epoch ms, or a date string) as `YYYY-MM-DD`, as `toISOString` writes it. */
+export function isoDay(when: number | string): string {
+  const date = new Date(when);
   const year = date.getUTCFullYear();
   // Outside four-digit years (and for an invalid date, which throws) as toISOString has it.
   if (!(year >= 1000 && year <= 9999)) return date.toISOString().slice(0, 10);

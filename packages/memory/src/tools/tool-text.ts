@@ -2,10 +2,10 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { JsonValue } from "@memoria/core";
 import { contentWords } from "../lexical-terms.js";
 import type { Fact } from "../long-term/facts.js";
+import { isoDay } from "../long-term/recall-excerpt.js";
 import type { RecalledPassage } from "../long-term/recall-memory.js";
 import { memoryBlock, quoteItem, quoteLine, quoteMessages, quoteText } from "../memory-block.js";
 
-const day = (iso: string | number) => new Date(iso).toISOString().slice(0, 10);
 
 /** Facts ordered by how many content words they share with `query` (then newest first); every fact is kept. */
 export function rankFacts(facts: readonly Fact[], query: string): Fact[] {
@@ -19,7 +19,7 @@ export function rankFacts(facts: readonly Fact[], query: string): Fact[] {
 
 /** One fact as a tool shows it: its id (to correct or forget it), statement, subject, dates and source. */
 export function factLine(fact: Fact): string {
-  const when = fact.until === undefined ? `since ${day(fact.since)}` : `${day(fact.since)} to ${day(fact.until)}${fact.replacedBy ? `, replaced by ${fact.replacedBy}` : ""}`;
+  const when = fact.until === undefined ? `since ${isoDay(fact.since)}` : `${isoDay(fact.since)} to ${isoDay(fact.until)}${fact.replacedBy ? `, replaced by ${fact.replacedBy}` : ""}`;
   return `- [${fact.id}] ${quoteItem(fact.statement)} (about ${quoteItem(fact.subject)}; ${when}; from conversation ${quoteItem(fact.source.session)}, message ${fact.source.message})`;
 }
 
@@ -30,7 +30,7 @@ export function searchAnswer(current: readonly Fact[], past: readonly Fact[], pa
   if (past.length > 0) blocks.push(memoryBlock("facts", "Facts that no longer hold, with the dates they held", past.map(factLine).join("\n")));
   if (passages.length > 0) {
     const excerpts = passages.map((passage) => {
-      const head = `From conversation ${passage.conversation}, messages ${passage.from} to ${passage.to}, on ${day(passage.at)}:`;
+      const head = `From conversation ${passage.conversation}, messages ${passage.from} to ${passage.to}, on ${isoDay(passage.at)}:`;
       return `${quoteLine(head)}\n${quoteMessages(passage.messages)}`;
     });
     blocks.push(memoryBlock("recall", "Passages recalled from earlier conversations", excerpts.join("\n\n")));
