@@ -89,7 +89,7 @@ describe("session keys", () => {
       expect(() => decodeSessionKey("userId")).toThrow(/Not an encoded session key/);
       expect(() => decodeSessionKey("userId=%0A")).toThrow(InvalidSessionKeyError);
     }
-    // Past its bound, the cache starts over: every key still decodes to its own fields.
+    // Past the cache's bound (1,024), every key still decodes to its own fields, the first one too.
     for (let i = 0; i < 3_000; i++) expect(decodeSessionKey(`sessionId=s${i}`).sessionId).toBe(`s${i}`);
     expect(decodeSessionKey(encoded)).toEqual(first);
   });
