@@ -35,21 +35,6 @@ export const DEFAULT_SESSION_FIELDS: readonly string[] = Object.freeze(["session
  */
 export const SCOPE_FIELD = "memoriaScope";
 
-/** Checks a list of field names given as `sessionFields`. */
-export function validateSessionFields(fields: readonly string[]): readonly string[] {
-  if (!Array.isArray(fields) || fields.length === 0) {
-    throw new MemoriaError("INVALID_ARGUMENT", "sessionFields must be a non-empty array of field names.");
-  }
-  const seen = new Set<string>();
-  for (const field of fields) {
-    checkFieldName(field);
-    if (field === SCOPE_FIELD) throw new InvalidSessionKeyError(field, "this field name is reserved for scope records (long-term memory)");
-    if (seen.has(field)) throw new MemoriaError("INVALID_ARGUMENT", `sessionFields names "${field}" twice.`);
-    seen.add(field);
-  }
-  return Object.freeze([...fields]);
-}
-
 function checkFieldName(field: unknown): asserts field is string {
   if (typeof field !== "string" || !FIELD_NAME.test(field) || RESERVED_FIELDS.has(field)) {
     throw new InvalidSessionKeyError(
@@ -133,6 +118,34 @@ export function createKeyFilter(filter: Readonly<Record<string, unknown>> | unde
 }
 
 /**
+ * Keys read from configs lately, per list of fields the module checked
+ * ({@link validateSessionFields}, the default): every turn names its session in a
+ * config of its own, and the same key is handed out again for the same values
+ * (frozen, its encoding worked out once). Keyed by the values joined by NUL, which
+ * no valid value holds. Bounded by count.
+ */
+const keysByFields = new WeakMap<readonly string[], Map<string, SessionKey>>();
+const CONFIG_KEYS_LIMIT = 1024;
+
+/** Checks a list of field names given as `sessionFields`. */
+export function validateSessionFields(fields: readonly string[]): readonly string[] {
+  if (!Array.isArray(fields) || fields.length === 0) {
+    throw new MemoriaError("INVALID_ARGUMENT", "sessionFields must be a non-empty array of field names.");
+  }
+  const seen = new Set<string>();
+  for (const field of fields) {
+    checkFieldName(field);
+    if (field === SCOPE_FIELD) throw new InvalidSessionKeyError(field, "this field name is reserved for scope records (long-term memory)");
+    if (seen.has(field)) throw new MemoriaError("INVALID_ARGUMENT", `sessionFields names "${field}" twice.`);
+    seen.add(field);
+  }
+  const checked = Object.freeze([...fields]);
+  keysByFields.set(checked, new Map());
+  return checked;
+}
+keysByFields.set(DEFAULT_SESSION_FIELDS, new Map());
+
+/**
  * Reads the session key named by `fields` from a call's `configurable`, validating
  * each value. Only own properties count, so nothing can come from a prototype.
  */
@@ -141,13 +154,19 @@ export function sessionKeyFromConfig(
   fields: readonly string[] = DEFAULT_SESSION_FIELDS,
   exampleInput: unknown = "hello",
 ): SessionKey {
+  // Each value read once: a getter cannot give the check one value and the key another.
+  const raws = fields.map((field) => (configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined));
+  const known = keysByFields.get(fields);
+  const joined = known && raws.every((raw) => typeof raw === "string") ? raws.join("\u0000") : undefined;
+  const found = joined === undefined ? undefined : known?.get(joined);
+  if (found !== undefined) return found;
   const hint = () => {
     const example = Object.fromEntries(fields.map((field) => [field, `my-${field.toLowerCase()}`]));
     return `Pass it in the call's config, e.g. chain.invoke(${JSON.stringify(exampleInput)}, ${JSON.stringify({ configurable: example })})`;
   };
-  return freezeRecord(
-    fields.map((field): [string, string] => {
-      const raw = configurable && Object.hasOwn(configurable, field) ? configurable[field] : undefined;
+  const key = freezeRecord(
+    fields.map((field, i): [string, string] => {
+      const raw = raws[i];
       // LangChain accepts a numeric session id: a whole number is its decimal string.
       const value = typeof raw === "number" && Number.isSafeInteger(raw) ? String(raw) : raw;
       checkValue(field, value, hint);
@@ -155,6 +174,11 @@ export function sessionKeyFromConfig(
     }),
     true,
   );
+  if (known !== undefined && joined !== undefined) {
+    if (known.size >= CONFIG_KEYS_LIMIT) known.clear();
+    known.set(joined, key);
+  }
+  return key;
 }
 
 const UNRESERVED = /[^A-Za-z0-9_.-]/gu;

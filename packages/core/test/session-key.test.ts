@@ -19,6 +19,34 @@ describe("session keys", () => {
     expect(Object.getPrototypeOf(key)).toBeNull();
   });
 
+  it("hands out the same frozen key for the same values read again, and checks every new value", () => {
+    const fields = validateSessionFields(["userId", "conversationId"]);
+    const first = sessionKeyFromConfig({ userId: "u", conversationId: "c" }, fields);
+    expect(sessionKeyFromConfig({ conversationId: "c", userId: "u" }, fields)).toBe(first);
+    expect(sessionKeyFromConfig({ userId: "u", conversationId: "d" }, fields)).not.toBe(first);
+    expect(sessionKeyFromConfig({ userId: "u", conversationId: "d" }, fields)).toEqual({ userId: "u", conversationId: "d" });
+    // A value that would join into a cached one's text is still checked, and refused.
+    expect(() => sessionKeyFromConfig({ userId: "u\u0000c", conversationId: "" }, fields)).toThrow(/control character/);
+    expect(() => sessionKeyFromConfig({ userId: "u" }, fields)).toThrow(/conversationId/);
+    // A whole number is its decimal string, as before: the same session as the string.
+    expect(sessionKeyFromConfig({ sessionId: 42 })).toEqual({ sessionId: "42" });
+    expect(sessionKeyFromConfig({ sessionId: "42" })).toEqual({ sessionId: "42" });
+    // Past its bound it starts over: every key still names its own values.
+    for (let i = 0; i < 2500; i++) expect(sessionKeyFromConfig({ sessionId: `s${i}` }).sessionId).toBe(`s${i}`);
+  });
+
+  it("reads each value of the config once, so a getter cannot pass the check with one value and key another", () => {
+    let reads = 0;
+    const configurable = {
+      get sessionId() {
+        reads++;
+        return reads === 1 ? "checked" : "bad\u0000value";
+      },
+    };
+    expect(sessionKeyFromConfig(configurable)).toEqual({ sessionId: "checked" });
+    expect(reads).toBe(1);
+  });
+
   it.each([
     ["", "it is empty"],
     ["x".repeat(257), "257 characters"],
