@@ -19,7 +19,8 @@ export class NotJsonError extends Error {
  * `undefined` inside arrays) is refused rather than silently altered.
  */
 export function toJsonValue(value: unknown, path = ""): JsonValue {
-  return copy(value, path, new Set());
+  // A string, the most common field by far, needs no set of ancestors.
+  return typeof value === "string" ? value : copy(value, path, new Set());
 }
 
 function copy(value: unknown, path: string, ancestors: Set<object>): JsonValue {
@@ -51,16 +52,13 @@ function copy(value: unknown, path: string, ancestors: Set<object>): JsonValue {
       throw new NotJsonError(path, `${name} is not a plain object`);
     }
     const out: { [key: string]: JsonValue } = {};
-    for (const [key, item] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
+      const item = (value as Record<string, unknown>)[key];
       if (item === undefined) continue;
-      const itemPath = path ? `${path}.${key}` : key;
-      // defineProperty, so that a key named __proto__ stays an ordinary property.
-      Object.defineProperty(out, key, {
-        value: copy(item, itemPath, ancestors),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      const copied = copy(item, path ? `${path}.${key}` : key, ancestors);
+      // A key named __proto__ stays an ordinary property (assigning it would set the prototype).
+      if (key === "__proto__") Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+      else out[key] = copied;
     }
     return out;
   } finally {

@@ -29,6 +29,10 @@ export const TYPE_FIELDS: Record<StoredMessageType, readonly string[]> = {
   function: [],
   generic: ["role"],
 };
+/** Every field a message of each type may carry, common ones first. */
+const FIELDS_BY_TYPE = Object.fromEntries(
+  Object.entries(TYPE_FIELDS).map(([type, fields]) => [type, [...COMMON_FIELDS, ...fields]]),
+) as unknown as Record<StoredMessageType, readonly string[]>;
 /** Fields left out when they hold their constructor default, to keep rows small. */
 const EMPTY_DEFAULTS = new Set(["additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls"]);
 
@@ -49,7 +53,9 @@ function storedType(message: BaseMessage): StoredMessageType {
 
 function isEmpty(value: JsonValue): boolean {
   if (Array.isArray(value)) return value.length === 0;
-  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
+  if (typeof value !== "object" || value === null) return false;
+  for (const _ in value) return false;
+  return true;
 }
 
 /**
@@ -69,7 +75,7 @@ export function encodeMessage(message: BaseMessage, index = 0): EncodedMessage {
   }
   const source = message as unknown as Record<string, unknown>;
   const data: Record<string, JsonValue> = {};
-  for (const field of [...COMMON_FIELDS, ...TYPE_FIELDS[type]]) {
+  for (const field of FIELDS_BY_TYPE[type]) {
     const raw = source[field];
     if (raw === undefined) continue;
     let value: JsonValue;

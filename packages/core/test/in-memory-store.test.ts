@@ -46,6 +46,32 @@ describe("in-memory store", () => {
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
   });
 
+  it("freezes every object a stored message holds, its empty ones shared, and they read and serialize as an unfrozen copy does", async () => {
+    const store = createInMemoryStore();
+    const key = { sessionId: "empties" };
+    const sent = [new HumanMessage("hello"), new AIMessage("hi"), new AIMessage({ content: "x", additional_kwargs: { a: {} }, response_metadata: { b: [] } })];
+    await store.append(key, sent);
+    const frozen = await store.read(key);
+    const everyObject = (value: unknown, seen = new Set<object>()): object[] => {
+      if (typeof value !== "object" || value === null || seen.has(value)) return [];
+      seen.add(value);
+      return [value, ...Object.values(value).flatMap((inner) => everyObject(inner, seen))];
+    };
+    for (const message of frozen) expect(everyObject(message).filter((part) => !Object.isFrozen(part))).toEqual([]);
+    const [human, ai, full] = frozen as [HumanMessage, AIMessage, AIMessage];
+    expect(() => (ai.tool_calls as unknown[]).push({})).toThrow(TypeError);
+    expect(() => Object.assign(human.additional_kwargs, { x: 1 })).toThrow(TypeError);
+    expect(() => (human.lc_namespace as string[]).push("x")).toThrow(TypeError);
+    // the empties given non-empty stay as given, and everything serializes as the sent messages do
+    expect(full.additional_kwargs).toEqual({ a: {} });
+    expect(full.response_metadata).toEqual({ b: [] });
+    expect(frozen.map((message) => JSON.stringify(message))).toEqual(sent.map((message) => JSON.stringify(message)));
+    expect(frozen.map((message) => message.toDict())).toEqual(sent.map((message) => message.toDict()));
+    // a message that changes the shared parts cannot exist: a second session reads its own, equal, frozen ones
+    await store.append({ sessionId: "other" }, [new HumanMessage("hello")]);
+    expect((await store.read({ sessionId: "other" }))[0]?.additional_kwargs).toEqual({});
+  });
+
   it.each([true, false])("gives the default turn its history and input in one new array, leaving the session unchanged (frozen: %s)", async (frozen) => {
     const store = createInMemoryStore({ frozen });
     const key = { sessionId: "joined" };
