@@ -79,3 +79,25 @@ export function cloneJson<T extends JsonValue>(value: T): T {
   }
   return out as T;
 }
+
+/** The longest text `JSON.stringify` writes for a finite number (e.g. `-2.2250738585072014e-308`). */
+const NUMBER_TEXT_MAX = 24;
+
+/**
+ * An upper bound of the UTF-8 bytes of `JSON.stringify(value)`, from lengths alone:
+ * a string's code unit becomes at most 6 bytes (`\u001f`, or a lone surrogate
+ * escaped), a number at most 24 characters. Cheap where the text is not: it walks
+ * the structure and never touches a string's characters.
+ */
+export function jsonBytesAtMost(value: JsonValue): number {
+  if (typeof value === "string") return 6 * value.length + 2;
+  if (typeof value === "number") return NUMBER_TEXT_MAX;
+  if (typeof value === "boolean" || value === null) return 5;
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += jsonBytesAtMost(item) + 1;
+    return bytes;
+  }
+  for (const key of Object.keys(value)) bytes += 6 * key.length + 4 + jsonBytesAtMost(value[key] as JsonValue);
+  return bytes;
+}

@@ -51,6 +51,14 @@ function storedType(message: BaseMessage): StoredMessageType {
   }
 }
 
+/** An empty list, or a plain object with no keys: left out before it is copied (anything else is checked by the copy). */
+function isEmptyDefault(raw: unknown): boolean {
+  if (Array.isArray(raw)) return raw.length === 0;
+  if (typeof raw !== "object" || raw === null) return false;
+  const proto = Object.getPrototypeOf(raw);
+  return (proto === Object.prototype || proto === null) && Object.keys(raw).length === 0;
+}
+
 function isEmpty(value: JsonValue): boolean {
   if (Array.isArray(value)) return value.length === 0;
   if (typeof value !== "object" || value === null) return false;
@@ -77,7 +85,7 @@ export function encodeMessage(message: BaseMessage, index = 0): EncodedMessage {
   const data: Record<string, JsonValue> = {};
   for (const field of FIELDS_BY_TYPE[type]) {
     const raw = source[field];
-    if (raw === undefined) continue;
+    if (raw === undefined || (EMPTY_DEFAULTS.has(field) && isEmptyDefault(raw))) continue;
     let value: JsonValue;
     try {
       value = toJsonValue(raw, field);

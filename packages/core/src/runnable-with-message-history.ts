@@ -8,6 +8,7 @@ import { type MemoryStrategy, isWholeHistory, wholeHistory } from "./memory-stra
 import { childRun } from "./history-runs.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
+import { type JsonValue, jsonBytesAtMost } from "./json-value.js";
 import {
   DEFAULT_SESSION_FIELDS,
   type SessionKey,
@@ -261,6 +262,10 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   #checkInput(inputMessages: BaseMessage[]): void {
     const encoded = encodeMessages(inputMessages);
     if (this.#maxInputBytes === 0) return;
+    // The text is written only when its bound does not settle it: a turn's input is seldom near the limit.
+    let bound = 2;
+    for (const message of encoded) bound += jsonBytesAtMost(message as unknown as JsonValue) + 1;
+    if (bound <= this.#maxInputBytes) return;
     const bytes = Buffer.byteLength(JSON.stringify(encoded));
     if (bytes > this.#maxInputBytes) {
       throw new MemoriaError("INVALID_INPUT", `The turn's input is ${bytes} bytes, more than maxInputBytes (${this.#maxInputBytes}); nothing was stored. Raise maxInputBytes if such inputs are expected.`);

@@ -11,6 +11,7 @@ import {
 import { describe, expect, it } from "vitest";
 import { InvalidMessageError, MemoriaError, SEALED_ROLE, createInMemoryStore, decodeMessage, encodeMessage, serializeMessage } from "../src/index.js";
 import { decodeFrozenMessage, decodeMessages, encodePayloads, toStoredText } from "../src/store-kit.js";
+import { type JsonValue, jsonBytesAtMost } from "../src/json-value.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";
 
@@ -225,5 +226,57 @@ describe("function messages without a name", () => {
     const store = createInMemoryStore();
     await store.append({ sessionId: "f" }, [new HumanMessage("q"), unnamed]);
     expect((await store.read({ sessionId: "f" })).map((m) => m.getType())).toEqual(["human", "function"]);
+  });
+});
+
+describe("jsonBytesAtMost", () => {
+  it("is never below the bytes of the JSON text, whatever the value holds", () => {
+    const values: JsonValue[] = [
+      "",
+      "plain",
+      '"quotes" and \\ backslashes',
+      "\u0000\u0001\u001f controls",
+      "\ud800 lone \udfff surrogates",
+      "日本語 and 🎉 emoji",
+      "\u2028\u2029",
+      0,
+      -0,
+      5e-324,
+      -2.2250738585072014e-308,
+      1.7976931348623157e308,
+      -123456789.12345678,
+      true,
+      false,
+      null,
+      [],
+      {},
+      [[[]], {}, null],
+      { "": "", "\u0000": "\ud83d", "k\"e\\y": ["\u001f", 1e21, { nested: [true, "🎉"] }] },
+    ];
+    for (const value of [...values, values]) {
+      expect(jsonBytesAtMost(value)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+    }
+    // and every encoded message of each kind
+    for (const message of everyKindOfMessage()) {
+      const encoded = encodeMessage(message) as unknown as JsonValue;
+      expect(jsonBytesAtMost(encoded)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(encoded)));
+    }
+  });
+
+  it("grows with the text, not with a constant", () => {
+    expect(jsonBytesAtMost("x".repeat(1_000))).toBeGreaterThanOrEqual(1_002);
+    expect(jsonBytesAtMost({ content: "x".repeat(1_000) })).toBeLessThan(10_000);
+  });
+});
+
+describe("fields left out when empty", () => {
+  it("leaves out an empty list or plain object, and still refuses an empty object that JSON would change", () => {
+    const plain = encodeMessage(new AIMessage({ content: "x", additional_kwargs: Object.create(null), response_metadata: {}, tool_calls: [] }));
+    expect(Object.keys(plain.data)).toEqual(["content"]);
+    for (const odd of [new (class Options {})(), new Map(), new Date(0)]) {
+      const message = new AIMessage({ content: "x", additional_kwargs: {} });
+      (message as unknown as { additional_kwargs: unknown }).additional_kwargs = odd;
+      expect(() => encodeMessage(message)).toThrow(InvalidMessageError);
+    }
   });
 });

@@ -104,6 +104,9 @@ describe("input size", () => {
     expect(ran).toBe(false);
     expect(await store.count({ sessionId: "big" })).toBe(0);
     await expect(chain.invoke("small", session("big"))).resolves.toBe("ok");
+    // Its quick bound (six bytes a character) is over the limit, its text is not: stored.
+    await expect(chain.invoke("y".repeat(500), session("big"))).resolves.toBe("ok");
+    expect(await store.count({ sessionId: "big" })).toBe(4);
     expect(() => new RunnableWithMessageHistory({ runnable: model, store, maxInputBytes: -1 })).toThrow(/maxInputBytes/);
   });
 });
