@@ -38,9 +38,9 @@ export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number
   const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
   if (!Number.isFinite(ttlMs) || ttlMs < 1) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
   if (!Number.isFinite(waitMs) || waitMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
-  const last = options.read && readWindow(options.read);
-  const times = { ttlMs: Math.round(ttlMs), waitMs };
-  return options.read && last !== 0 ? { ...times, read: { last } } : times;
+  if (!options.read) return { ttlMs: Math.round(ttlMs), waitMs };
+  const last = readWindow(options.read);
+  return { ttlMs: Math.round(ttlMs), waitMs, read: last === 0 ? undefined : { last } };
 }
 
 /**

@@ -65,6 +65,8 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   readonly #onSaveError?: RunnableWithMessageHistoryInput<RunOutput>["onSaveError"];
   readonly #onMemoryError?: RunnableWithMessageHistoryInput<RunOutput>["onMemoryError"];
   readonly #authorize?: Authorize;
+  /** The input a missing session's error shows in its example call. */
+  readonly #exampleInput: Record<string, string>;
 
   static override lc_name() {
     return "RunnableWithMessageHistory";
@@ -99,6 +101,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
       throw new MemoriaError("INVALID_ARGUMENT", "authorize must be a function ({ key, action, config }) => boolean.");
     }
     this.#authorize = fields.authorize;
+    this.#exampleInput = { [this.inputMessagesKey ?? "input"]: "hello" };
   }
 
   override async invoke(input: RunInput, options?: Partial<RunnableConfig>): Promise<RunOutput> {
@@ -169,9 +172,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
    * prompt (traced as `insertHistory` → `loadHistory` when the call has callbacks).
    */
   async #begin(input: RunInput, config: RunnableConfig, runManager?: CallbackManagerForChainRun): Promise<Turn> {
-    const sessionKey = sessionKeyFromConfig(config.configurable, this.sessionFields, {
-      [this.inputMessagesKey ?? "input"]: "hello",
-    });
+    const sessionKey = sessionKeyFromConfig(config.configurable, this.sessionFields, this.#exampleInput);
     const turnId = turnIdOf({ turnId: config.configurable?.turnId });
     if (this.#authorize) {
       await checkAccess(this.#authorize, { key: sessionKey, action: "read", config });
