@@ -38,45 +38,90 @@ export interface Backend {
 }
 
 export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock, lockRead?: ReadOptions): Backend {
-  const fence = lock ? { lock } : undefined;
-  const joinedRead = joinedReadOf(store);
-  let readWithLock = lock?.messages && lockRead ? { options: lockRead, messages: lock.messages } : undefined;
-  if (lock) lock.messages = undefined; // handed to this backend's first read; not kept for the turn
-  // The count, from a whole history read with the lock, until this turn writes: the
-  // history its prompt is built from (what recall's `skipRecent` counts back from).
-  let counted = readWithLock && readWithLock.options.last === undefined && !readWithLock.options.sealed ? readWithLock.messages.length : undefined;
-  return {
-    identity: store,
-    store,
-    read: (options) => {
-      const found = readWithLock;
-      readWithLock = undefined;
-      if (found && options?.last === found.options.last && options?.sealed === found.options.sealed) return Promise.resolve(found.messages);
-      return store.read(key, options);
-    },
-    readJoined: joinedRead && ((after) => joinedRead(key, after)),
-    count: () => (counted === undefined ? store.count(key) : Promise.resolve(counted)),
-    state: { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) },
-    save: async (messages, turnId, options) => {
-      readWithLock = undefined;
-      counted = undefined;
-      const release = options?.last === true && lock !== undefined;
-      const hinted: TurnAppendOptions = { turnId, lock, release, keepTurnId: options?.keepTurnId };
-      const result: TurnAppendResult = await store.append(key, messages, hinted);
-      if (result.released) (lock as ReleasableLock | undefined)?.markReleased?.();
-      return result.appended;
-    },
-    lock: (options) => store.lock(key, options),
-    trim: store.trim
-      ? (oldest) => {
-          readWithLock = undefined;
-          counted = undefined;
-          return (store.trim as NonNullable<HistoryStore["trim"]>)(key, { oldest });
-        }
-      : undefined,
-    fenced: (held, read) => storeBackend(store, key, held, read),
-    chatHistory: () => store.history(key),
-  };
+  return new StoreBackend(store, key, lock, lockRead);
+}
+
+/** A session of a memoria store; a class, so that a turn's two backends (unfenced, then fenced) cost two objects, not two dozen closures. */
+class StoreBackend implements Backend {
+  readonly identity: HistoryStore;
+  readonly readJoined?: (after: readonly BaseMessage[]) => BaseMessage[];
+  readonly trim?: (oldest: number) => Promise<number>;
+  #readWithLock: { options: ReadOptions; messages: BaseMessage[] } | undefined;
+  /**
+   * The count, from a whole history read with the lock, until this turn writes: the
+   * history its prompt is built from (what recall's `skipRecent` counts back from).
+   */
+  #counted: number | undefined;
+  #state: SessionState | undefined;
+
+  constructor(
+    readonly store: HistoryStore,
+    private readonly key: SessionKey,
+    private readonly held?: TurnLock,
+    lockRead?: ReadOptions,
+  ) {
+    this.identity = store;
+    this.#readWithLock = held?.messages && lockRead ? { options: lockRead, messages: held.messages } : undefined;
+    if (held) held.messages = undefined; // handed to this backend's first read; not kept for the turn
+    const first = this.#readWithLock;
+    this.#counted = first && first.options.last === undefined && !first.options.sealed ? first.messages.length : undefined;
+    const joinedRead = joinedReadOf(store);
+    if (joinedRead) this.readJoined = (after) => joinedRead(key, after);
+    const trim = store.trim;
+    if (trim) {
+      this.trim = (oldest) => {
+        this.#forgetRead();
+        return trim.call(store, key, { oldest });
+      };
+    }
+  }
+
+  #forgetRead(): void {
+    this.#readWithLock = undefined;
+    this.#counted = undefined;
+  }
+
+  read(options?: ReadOptions): Promise<BaseMessage[]> {
+    const found = this.#readWithLock;
+    this.#readWithLock = undefined;
+    if (found && options?.last === found.options.last && options?.sealed === found.options.sealed) return Promise.resolve(found.messages);
+    return this.store.read(this.key, options);
+  }
+
+  count(): Promise<number> {
+    return this.#counted === undefined ? this.store.count(this.key) : Promise.resolve(this.#counted);
+  }
+
+  get state(): SessionState {
+    if (this.#state === undefined) {
+      const { store, key } = this;
+      const fence = this.held ? { lock: this.held } : undefined;
+      this.#state = { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) };
+    }
+    return this.#state;
+  }
+
+  async save(messages: BaseMessage[], turnId: string, options?: { last?: boolean; keepTurnId?: boolean }): Promise<boolean> {
+    this.#forgetRead();
+    const lock = this.held;
+    const release = options?.last === true && lock !== undefined;
+    const hinted: TurnAppendOptions = { turnId, lock, release, keepTurnId: options?.keepTurnId };
+    const result: TurnAppendResult = await this.store.append(this.key, messages, hinted);
+    if (result.released) (lock as ReleasableLock | undefined)?.markReleased?.();
+    return result.appended;
+  }
+
+  lock(options: LockOptions): Promise<TurnLock> {
+    return this.store.lock(this.key, options);
+  }
+
+  fenced(held: TurnLock, read?: ReadOptions): Backend {
+    return new StoreBackend(this.store, this.key, held, read);
+  }
+
+  chatHistory(): BaseChatMessageHistory | BaseListChatMessageHistory {
+    return this.store.history(this.key);
+  }
 }
 
 /** State for LangChain histories, which have nowhere to keep it: per factory, per session, in memory. */
