@@ -32,7 +32,7 @@ const { values } = parseArgs({ options: { quick: { type: "boolean", default: fal
 const quick = values.quick as boolean;
 const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
 // --quick is CI's smoke run: every workload once, small, in about 30 s; its figures are rough.
-const defaults: Settings = quick ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 100 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25, warmupMs: 1_000 };
+const defaults: Settings = quick ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 50 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25, warmupMs: 1_000 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
 const storeFilter = values.stores?.split(",").map((name) => name.trim());
@@ -173,7 +173,7 @@ try {
 
   if (only.has("W10")) {
     log("W10: prompt tokens per turn of a tool-heavy conversation, compacted against the whole history");
-    const rows = await compactionTokens(quick ? [10, 50] : [10, 50, 100, 200]);
+    const rows = await compactionTokens(quick ? [10, 30] : [10, 50, 100, 200]);
     sections.push(
       "## W10: prompt tokens of a tool-heavy conversation\n\nEach turn: a question, four tool calls with results of about 300 tokens, an answer. LangChain's `RunnableWithMessageHistory` sends the whole history; memoria's with `toolResultCompaction({ maxTokens: 8_000 })` (SQLite) sends old tool results as stubs that say where to read them, then leaves out old turns if still over. Tokens of the model's input at that turn (js-tiktoken cl100k_base, the same counter for both); the load is the strategy's alone, median of 3. The stored history is the same whole one in both. Prompt cache: of the tokens memoria sent from turn 11 to that turn, the share a provider's cache holding the previous turn's prompt matches (its longest shared prefix), with compaction in steps (the default, `stepTokens` half the budget) and fitted as tightly as possible every turn (`stepTokens: 0`).\n",
       table(
