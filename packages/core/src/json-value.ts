@@ -80,13 +80,16 @@ export function cloneJson<T extends JsonValue>(value: T): T {
   return out as T;
 }
 
-/** The longest text `JSON.stringify` writes for a finite number (e.g. `-2.2250738585072014e-308`). */
-const NUMBER_TEXT_MAX = 24;
+/**
+ * The longest text `JSON.stringify` writes for a finite number: 17 significant digits
+ * in fixed notation just above 1e-6, with a sign (`-0.0000022218350844463083`).
+ */
+const NUMBER_TEXT_MAX = 25;
 
 /**
  * An upper bound of the UTF-8 bytes of `JSON.stringify(value)`, from lengths alone:
  * a string's code unit becomes at most 6 bytes (`\u001f`, or a lone surrogate
- * escaped), a number at most 24 characters. Cheap where the text is not: it walks
+ * escaped), a number at most 25 characters. Cheap where the text is not: it walks
  * the structure and never touches a string's characters.
  */
 export function jsonBytesAtMost(value: JsonValue): number {

@@ -245,6 +245,8 @@ describe("jsonBytesAtMost", () => {
       -2.2250738585072014e-308,
       1.7976931348623157e308,
       -123456789.12345678,
+      -0.0000022218350844463083,
+      -3.0161153305827114e21,
       true,
       false,
       null,
@@ -255,6 +257,13 @@ describe("jsonBytesAtMost", () => {
     ];
     for (const value of [...values, values]) {
       expect(jsonBytesAtMost(value)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+    }
+    // numbers of every magnitude, at full precision
+    let seed = 7;
+    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    for (let i = 0; i < 20_000; i++) {
+      const value = -(random() + 1e-9) * 10 ** (Math.floor(random() * 60) - 30);
+      expect(jsonBytesAtMost(value)).toBeGreaterThanOrEqual(JSON.stringify(value).length);
     }
     // and every encoded message of each kind
     for (const message of everyKindOfMessage()) {
