@@ -260,7 +260,10 @@ describe("jsonBytesAtMost", () => {
     }
     // numbers of every magnitude, at full precision
     let seed = 7;
-    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const random = () => {
+      seed = (seed * 16807) % 2147483647;
+      return (seed - 1) / 2147483646;
+    };
     for (let i = 0; i < 20_000; i++) {
       const value = -(random() + 1e-9) * 10 ** (Math.floor(random() * 60) - 30);
       expect(jsonBytesAtMost(value)).toBeGreaterThanOrEqual(JSON.stringify(value).length);
