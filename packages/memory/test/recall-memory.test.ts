@@ -318,7 +318,9 @@ describe("recall under encryption", () => {
     const vector = Buffer.from(unitVector(embeddings.vector(`Human: ${said}`)).buffer);
     expect(filesHolding(dir, vector as unknown as string)).toEqual([]);
     expect(filesHolding(dir, vector.toString("base64").slice(0, 400))).toEqual([]);
-    expect(filesHolding(dir, "Dune")).toEqual([]);
+    // A phrase with spaces, which base64url never holds: a four-letter word such as "Dune"
+    // turns up inside the sealed records' base64url by chance, about once in 1,250 runs.
+    expect(filesHolding(dir, "Dune by Frank")).toEqual([]);
     expect(filesHolding(dir, "herbert")).toEqual([]); // nor a term as the lexical index keeps it
 
     // A new store and a new memory (as after a restart) recall what was embedded before it.
