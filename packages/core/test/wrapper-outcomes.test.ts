@@ -189,4 +189,13 @@ describe("streamEvents", () => {
     }
     expect(starts).toEqual(["RunnableWithMessageHistory", "insertHistory", "loadHistory", "RunnableLambda", "saveHistory"]);
   });
+
+  it("gives the call's runName to the wrapper's run only: the wrapped runnable's run keeps its own name", async () => {
+    const chain = new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(() => "ok") });
+    const starts: string[] = [];
+    for await (const event of chain.streamEvents("hi", { ...session("named"), runName: "my-chat", version: "v2" })) {
+      if (event.event === "on_chain_start") starts.push(event.name);
+    }
+    expect(starts).toEqual(["my-chat", "insertHistory", "loadHistory", "RunnableLambda", "saveHistory"]);
+  });
 });
