@@ -189,11 +189,7 @@ export class TermIndex<T> {
       // One form (most words): each holder's share is that form's, added as it is met.
       const { holders, idf } = word.forms[0] as Word<T>["forms"][number];
       for (const [held, count] of holders) {
-        if (held.search !== search) {
-          held.search = search;
-          held.score = 0;
-          matched.push(held);
-        }
+        enter(held, search, matched);
         held.score += termScore(idf, count, held.length, average);
       }
       return;
@@ -206,11 +202,7 @@ export class TermIndex<T> {
       }
     }
     for (const held of touched) {
-      if (held.search !== search) {
-        held.search = search;
-        held.score = 0;
-        matched.push(held);
-      }
+      enter(held, search, matched);
       held.score += held.share;
     }
   }
@@ -265,4 +257,12 @@ function kthScore(matched: readonly { score: number }[], k: number): number {
     best[at] = score;
   }
   return best[k - 1] as number;
+}
+
+/** Matches `held` in the running search, from a score of 0, the first time a walked word meets it. */
+function enter<T>(held: Held<T>, search: number, matched: Held<T>[]): void {
+  if (held.search === search) return;
+  held.search = search;
+  held.score = 0;
+  matched.push(held);
 }

@@ -51,19 +51,16 @@ function storedType(message: BaseMessage): StoredMessageType {
   }
 }
 
-/** An empty list, or a plain object with no keys: left out before it is copied (anything else is checked by the copy). */
-function isEmptyDefault(raw: unknown): boolean {
-  if (Array.isArray(raw)) return raw.length === 0;
-  if (typeof raw !== "object" || raw === null) return false;
-  const proto = Object.getPrototypeOf(raw);
-  return (proto === Object.prototype || proto === null) && Object.keys(raw).length === 0;
-}
-
-function isEmpty(value: JsonValue): boolean {
+/**
+ * An empty list, or a plain object with no keys: such a default field is left out,
+ * checked before it is copied (anything else is checked by the copy) and again after
+ * (a copy drops keys holding `undefined`).
+ */
+function isEmptyDefault(value: unknown): boolean {
   if (Array.isArray(value)) return value.length === 0;
   if (typeof value !== "object" || value === null) return false;
-  for (const _ in value) return false;
-  return true;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null) && Object.keys(value).length === 0;
 }
 
 /**
@@ -93,7 +90,7 @@ export function encodeMessage(message: BaseMessage, index = 0): EncodedMessage {
       if (error instanceof NotJsonError) throw new InvalidMessageError(index, error.path, error.reason);
       throw error;
     }
-    if (EMPTY_DEFAULTS.has(field) && isEmpty(value)) continue;
+    if (EMPTY_DEFAULTS.has(field) && isEmptyDefault(value)) continue;
     data[field] = value;
   }
   if (typeof data.content !== "string" && !Array.isArray(data.content)) {

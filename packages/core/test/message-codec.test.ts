@@ -285,6 +285,9 @@ describe("fields left out when empty", () => {
   it("leaves out an empty list or plain object, and still refuses an empty object that JSON would change", () => {
     const plain = encodeMessage(new AIMessage({ content: "x", additional_kwargs: Object.create(null), response_metadata: {}, tool_calls: [] }));
     expect(Object.keys(plain.data)).toEqual(["content"]);
+    // empty once copied: a key holding undefined is not kept, so the field is left out as well
+    const hollow = encodeMessage(new AIMessage({ content: "x", response_metadata: { model: undefined } }));
+    expect(Object.keys(hollow.data)).toEqual(["content"]);
     for (const odd of [new (class Options {})(), new Map(), new Date(0)]) {
       const message = new AIMessage({ content: "x", additional_kwargs: {} });
       (message as unknown as { additional_kwargs: unknown }).additional_kwargs = odd;

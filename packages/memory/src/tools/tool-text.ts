@@ -6,7 +6,6 @@ import { isoDay } from "../long-term/recall-excerpt.js";
 import type { RecalledPassage } from "../long-term/recall-memory.js";
 import { memoryBlock, quoteItem, quoteLine, quoteMessages, quoteText } from "../memory-block.js";
 
-
 /** Facts ordered by how many content words they share with `query` (then newest first); every fact is kept. */
 export function rankFacts(facts: readonly Fact[], query: string): Fact[] {
   const wanted = new Set(contentWords(query));
