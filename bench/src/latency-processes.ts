@@ -8,6 +8,7 @@
 import { fork } from "node:child_process";
 import type { LatencyResult } from "./latency.js";
 import { type StoreKind, fileKind, memoryKind, mongoKind, mysqlKind, postgresKind, redisKind, sqliteKind } from "./systems.js";
+import { workerScript } from "./worker-script.js";
 import type { Settings } from "./workloads.js";
 
 export interface ServerUrls {
@@ -67,9 +68,10 @@ export async function latencyInProcesses(names: readonly string[], job: LatencyJ
   return all;
 }
 
-function inProcess(name: string, job: LatencyJob, log: (line: string) => void): Promise<LatencyResult> {
-  const child = fork(new URL("./latency-worker.ts", import.meta.url), [name], {
+async function inProcess(name: string, job: LatencyJob, log: (line: string) => void): Promise<LatencyResult> {
+  const child = fork(await workerScript("latency-worker"), [name], {
     stdio: "inherit",
+    execArgv: [],
     env: { ...process.env, MEMORIA_BENCH_LATENCY: JSON.stringify(job) },
   });
   return new Promise((resolve, reject) => {

@@ -1,7 +1,8 @@
 /**
  * W5, in a fresh process: runs N sessions × 5 real turns (a question and its
  * answer each) through one system's RunnableWithMessageHistory over its in-memory
- * history, runs a full GC, and prints the heap it grew by as JSON.
+ * history, runs a full GC, and prints the heap it grew by as JSON. The bench runs it
+ * compiled (worker-script.ts); by hand:
  *   node --expose-gc --import tsx memory-probe.ts <memoria|langchain> <sessions>
  */
 import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";

@@ -9,6 +9,7 @@ import { createSqliteStore } from "@memoria/sql";
 import Database from "better-sqlite3";
 import { interleave, median, timed } from "./measure.js";
 import { type Side, type StoreKind, conversation } from "./systems.js";
+import { workerScript } from "./worker-script.js";
 
 const run = promisify(execFile);
 
@@ -89,11 +90,11 @@ export interface MemoryResult {
 /** Each system runs its sessions' turns through its wrapper in a fresh process, which reports its heap after a full GC. */
 export async function memoryFootprint(settings: Settings): Promise<MemoryResult[]> {
   const sessions = settings.quick ? 500 : 20_000;
-  const script = join(import.meta.dirname, "memory-probe.ts");
+  const script = await workerScript("memory-probe");
   // Both at once: each measures the heap of its own process, which the other's cannot touch.
   return Promise.all(
     ["memoria", "langchain"].map(async (system): Promise<MemoryResult> => {
-      const { stdout } = await run(process.execPath, ["--expose-gc", "--max-old-space-size=8192", "--import", "tsx", script, system, String(sessions)], {
+      const { stdout } = await run(process.execPath, ["--expose-gc", "--max-old-space-size=8192", script, system, String(sessions)], {
         cwd: import.meta.dirname,
         maxBuffer: 1 << 20,
       });

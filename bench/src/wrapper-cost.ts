@@ -6,6 +6,7 @@ import { RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
 import { windowMemory } from "@memoria/memory";
 import { median, shuffler } from "./measure.js";
 import { trivialModel } from "./systems.js";
+import { workerScript } from "./worker-script.js";
 
 // ---------- W1: the wrapper's own cost per turn ----------
 
@@ -71,8 +72,8 @@ interface Worker {
   stop(): void;
 }
 
-function startWorker(name: W1Contender, sessions: number, turns: number): Promise<Worker> {
-  const child: ChildProcess = fork(new URL("./wrapper-worker.ts", import.meta.url), [name, String(sessions), String(turns)], { stdio: "inherit" });
+async function startWorker(name: W1Contender, sessions: number, turns: number): Promise<Worker> {
+  const child: ChildProcess = fork(await workerScript("wrapper-worker"), [name, String(sessions), String(turns)], { stdio: "inherit", execArgv: [] });
   let pending: { done(ms: number): void; fail(error: Error): void } | undefined;
   return new Promise((resolve, reject) => {
     // A worker that fails before it is ready fails the start; one that dies later fails the sample it was running.
