@@ -71,9 +71,9 @@ try {
   if (only.has("W1")) {
     log("W1: the wrapper's own cost per turn (in-memory store, trivial model)");
     const rows = await wrapperCost(settings);
-    const cost = (turn: number, bare: number) => Math.max(0, turn - bare);
+    const shown = (value: number) => (Number.isFinite(value) ? ratio(value, 1) : "—");
     sections.push(
-      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs in a process of its own (a program runs one wrapper, not five sharing one JIT's type feedback), and the processes take turns, one sample at a time, each round in a new order, after each has run untimed for a second (so each is measured with its code optimized, as a running server's is); medians of 7.\n",
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs in processes of its own (a program runs one wrapper, not five sharing one JIT's type feedback), three each in the full run (how fast a process runs the same code varies from one process to the next), and the processes take turns, one sample at a time, each round in a new order, after each has run untimed for a second (so each is measured with its code optimized, as a running server's is). Times: medians of every process's samples (" + (settings.quick ? "2 rounds" : "7 rounds of three processes") + "); ratios: the median over rounds of each round's ratio, since a round measures every process within seconds while the machine's speed drifts over a run.\n",
       table(
         ["workload", "memoria (default)", "memoria (copies)", "memoria (window)", "LangChain", "by hand", "turn ÷ LangChain (default)", "wrapper cost ÷ LangChain's (default)", "(copies)", "(window)"],
         rows.map((r) => [
@@ -83,10 +83,10 @@ try {
           formatMs(r.memoriaWindow),
           formatMs(r.langchain),
           formatMs(r.bare),
-          ratio(r.memoria, r.langchain),
-          ratio(cost(r.memoria, r.bare), cost(r.langchain, r.bare)),
-          ratio(cost(r.memoriaCopies, r.bare), cost(r.langchain, r.bare)),
-          ratio(cost(r.memoriaWindow, r.bare), cost(r.langchain, r.bare)),
+          shown(r.ratios.turn),
+          shown(r.ratios.cost),
+          shown(r.ratios.copiesCost),
+          shown(r.ratios.windowCost),
         ]),
       ),
     );

@@ -20,7 +20,15 @@ export interface WrapperCost {
   langchain: number;
   /** The same model called by hand with the history kept in an array: what a turn costs without any wrapper. */
   bare: number;
+  /**
+   * memoria's turn ÷ LangChain's, and each memoria variant's wrapper cost (its turn less
+   * the by-hand turn) ÷ LangChain's: the median over rounds of each round's ratio.
+   */
+  ratios: { turn: number; cost: number; copiesCost: number; windowCost: number };
 }
+
+/** A wrapper's cost over LangChain's: each less the by-hand turn (never below 0). */
+const costRatio = (turn: number, langchain: number, bare: number) => Math.max(0, turn - bare) / Math.max(0, langchain - bare);
 
 export const W1_CONTENDERS = ["memoria", "memoriaCopies", "memoriaWindow", "langchain", "bare"] as const;
 export type W1Contender = (typeof W1_CONTENDERS)[number];
@@ -102,9 +110,10 @@ async function startWorker(name: W1Contender, sessions: number, turns: number): 
   });
 }
 
-/** One worker per contender; if any fails to start, the others are stopped. */
-async function startWorkers(sessions: number, turns: number): Promise<Worker[]> {
-  const started = await Promise.allSettled(W1_CONTENDERS.map((name) => startWorker(name, sessions, turns)));
+/** `processes` workers per contender, in W1_CONTENDERS' order; if any fails to start, the others are stopped. */
+async function startWorkers(sessions: number, turns: number, processes: number): Promise<Worker[]> {
+  const names = W1_CONTENDERS.flatMap((name) => Array.from({ length: processes }, () => name));
+  const started = await Promise.allSettled(names.map((name) => startWorker(name, sessions, turns)));
   const workers = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const failure = started.find((result) => result.status === "rejected");
   if (failure) {
@@ -114,33 +123,56 @@ async function startWorkers(sessions: number, turns: number): Promise<Worker[]> 
   return workers;
 }
 
+/** Runs `worker` untimed until its own samples add up to `ms` (at least one). */
+async function warmUp(worker: Worker, ms: number): Promise<void> {
+  for (let spent = 0; spent <= ms; ) spent += await worker.sample();
+}
+
 /**
  * Per-turn milliseconds of `turns` turns spread over `sessions` sessions, in memory,
- * with a trivial model. Each contender runs in a process of its own, so none runs
+ * with a trivial model. Each contender runs in processes of its own, so none runs
  * with the others' type feedback in the same JIT (a program runs one wrapper, not
  * five); the samples are interleaved across the processes, one at a time, each round
  * in a new order, after each has run untimed for a second (at least one round), so
  * every contender is measured with its code optimized, as a running server's is:
- * after one round, memoria's second workload still took 1.5x its later ones.
+ * after one round, memoria's second workload still took 1.5x its later ones. The full
+ * run gives each contender three processes and pools their samples: how fast one
+ * process runs the same code varies from process to process (memoria's default took
+ * 47 to 77 µs a turn in four runs of one build), and one process a contender measured
+ * only that process's luck.
  */
 export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
   const shapes = settings.quick ? [[10, 10]] : [[1, 2_000], [1_000, 5]];
   const runs = settings.quick ? 2 : 7;
   const warmupMs = settings.quick ? 0 : 1_000;
+  const processes = settings.quick ? 1 : 3;
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
-    const workers = await startWorkers(sessions, turns);
+    const workers = await startWorkers(sessions, turns, processes);
     const samples = W1_CONTENDERS.map(() => [] as number[]);
+    /** Each round's samples by contender (one per process). */
+    const rounds: number[][][] = [];
     try {
-      for (const worker of workers) for (let spent = 0; spent <= warmupMs; ) spent += await worker.sample();
+      // Two at a time (this machine has two cores); each still runs its full second.
+      for (let at = 0; at < workers.length; at += 2) await Promise.all(workers.slice(at, at + 2).map((worker) => warmUp(worker, warmupMs)));
       const order = shuffler(workers.length);
       for (let round = 0; round < runs; round++) {
-        for (const at of order()) samples[at]?.push(await (workers[at] as Worker).sample());
+        const inRound = W1_CONTENDERS.map(() => [] as number[]);
+        for (const at of order()) {
+          const ms = await (workers[at] as Worker).sample();
+          samples[Math.floor(at / processes)]?.push(ms);
+          inRound[Math.floor(at / processes)]?.push(ms);
+        }
+        rounds.push(inRound);
       }
     } finally {
       for (const worker of workers) worker.stop();
     }
     const perTurn = (name: W1Contender) => median(samples[W1_CONTENDERS.indexOf(name)] as number[]) / (sessions * turns);
+    // A round measures every process once, within seconds: the machine's drift over a run (every
+    // contender slowed alike, by up to 2x, in later rounds) cancels in a round's ratio.
+    const roundMedians = rounds.map((inRound) => Object.fromEntries(W1_CONTENDERS.map((name, i) => [name, median(inRound[i] as number[])])) as Record<W1Contender, number>);
+    const overRounds = (of: (round: Record<W1Contender, number>) => number) => median(roundMedians.map(of));
     results.push({
       workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,
       memoria: perTurn("memoria"),
@@ -148,6 +180,12 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
       memoriaWindow: perTurn("memoriaWindow"),
       langchain: perTurn("langchain"),
       bare: perTurn("bare"),
+      ratios: {
+        turn: overRounds((r) => r.memoria / r.langchain),
+        cost: overRounds((r) => costRatio(r.memoria, r.langchain, r.bare)),
+        copiesCost: overRounds((r) => costRatio(r.memoriaCopies, r.langchain, r.bare)),
+        windowCost: overRounds((r) => costRatio(r.memoriaWindow, r.langchain, r.bare)),
+      },
     });
   }
   return results;
