@@ -264,9 +264,7 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const encoded = encodeMessages(inputMessages);
     if (this.#maxInputBytes === 0) return;
     // The text is written only when its bound does not settle it: a turn's input is seldom near the limit.
-    let bound = 2;
-    for (const message of encoded) bound += jsonBytesAtMost(message as unknown as JsonValue) + 1;
-    if (bound <= this.#maxInputBytes) return;
+    if (jsonBytesAtMost(encoded as unknown as JsonValue) <= this.#maxInputBytes) return;
     const bytes = Buffer.byteLength(JSON.stringify(encoded));
     if (bytes > this.#maxInputBytes) {
       throw new MemoriaError("INVALID_INPUT", `The turn's input is ${bytes} bytes, more than maxInputBytes (${this.#maxInputBytes}); nothing was stored. Raise maxInputBytes if such inputs are expected.`);
