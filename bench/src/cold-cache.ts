@@ -60,9 +60,11 @@ try {
   // A recall scope of 2,000 short notes, held in the process after its second query.
   const index = store.recallIndex();
   const scope = encodeSessionKey({ userId: "cold" });
-  const notes = conversation(2_000).map((message, position) => ({ text: String(message.content), position }));
-  await store.append({ userId: "cold", conversationId: "notes" }, conversation(2_000));
-  await index.upsert(notes.map(({ text, position }) => ({ scope, session: encodeSessionKey({ userId: "cold", conversationId: "notes" }), position, at: position, vector: [1], terms: recallTerms(text) })));
+  const notes = { userId: "cold", conversationId: "notes" };
+  const said = conversation(2_000);
+  await store.append(notes, said);
+  const notesId = encodeSessionKey(notes);
+  await index.upsert(said.map((message, position) => ({ scope, session: notesId, position, at: position, vector: [1], terms: recallTerms(String(message.content)) })));
   const operations: Record<string, (n: number) => Promise<unknown>> = {
     "turn by hand (in-memory array)": async (n) => {
       const id = session(n).configurable.sessionId;

@@ -12,12 +12,15 @@ import { build } from "esbuild";
  */
 const outdir = join(import.meta.dirname, "..", "node_modules", ".cache", "memoria-bench", String(process.pid));
 const built = new Map<string, Promise<string>>();
-let cleanupSet = false;
 
 /** The path of `src/<name>.ts` compiled to JavaScript, built once per run and removed when the run ends. */
 export function workerScript(name: string): Promise<string> {
   let script = built.get(name);
   if (script === undefined) {
+    if (built.size === 0) {
+      mkdirSync(outdir, { recursive: true });
+      process.once("exit", () => rmSync(outdir, { recursive: true, force: true }));
+    }
     script = compile(name);
     built.set(name, script);
   }
@@ -25,11 +28,6 @@ export function workerScript(name: string): Promise<string> {
 }
 
 async function compile(name: string): Promise<string> {
-  if (!cleanupSet) {
-    cleanupSet = true;
-    mkdirSync(outdir, { recursive: true });
-    process.once("exit", () => rmSync(outdir, { recursive: true, force: true }));
-  }
   const outfile = join(outdir, `${name}.mjs`);
   await build({
     entryPoints: [join(import.meta.dirname, `${name}.ts`)],

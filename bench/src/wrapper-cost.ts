@@ -149,7 +149,6 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
   const results: WrapperCost[] = [];
   for (const [sessions, turns] of shapes as [number, number][]) {
     const workers = await startWorkers(sessions, turns, processes);
-    const samples = W1_CONTENDERS.map(() => [] as number[]);
     /** Each round's samples by contender (one per process). */
     const rounds: number[][][] = [];
     try {
@@ -158,17 +157,14 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
       const order = shuffler(workers.length);
       for (let round = 0; round < runs; round++) {
         const inRound = W1_CONTENDERS.map(() => [] as number[]);
-        for (const at of order()) {
-          const ms = await (workers[at] as Worker).sample();
-          samples[Math.floor(at / processes)]?.push(ms);
-          inRound[Math.floor(at / processes)]?.push(ms);
-        }
+        for (const at of order()) inRound[Math.floor(at / processes)]?.push(await (workers[at] as Worker).sample());
         rounds.push(inRound);
       }
     } finally {
       for (const worker of workers) worker.stop();
     }
-    const perTurn = (name: W1Contender) => median(samples[W1_CONTENDERS.indexOf(name)] as number[]) / (sessions * turns);
+    // Times: every process's samples of every round, pooled.
+    const perTurn = (name: W1Contender) => median(rounds.flatMap((inRound) => inRound[W1_CONTENDERS.indexOf(name)] as number[])) / (sessions * turns);
     // A round measures every process once, within seconds: the machine's drift over a run (every
     // contender slowed alike, by up to 2x, in later rounds) cancels in a round's ratio.
     const roundMedians = rounds.map((inRound) => Object.fromEntries(W1_CONTENDERS.map((name, i) => [name, median(inRound[i] as number[])])) as Record<W1Contender, number>);
