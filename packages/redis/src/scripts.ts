@@ -43,8 +43,10 @@ end`;
 
 /**
  * Appends a turn atomically: records its turn id (a turn stored already writes
- * nothing), checks the fence, pushes its messages, stores the session key, renews
- * the TTL, and, when asked, gives the fencing lock back in the same step. The turn
+ * nothing), checks the fence, pushes its messages, stores the session key (once: a
+ * session's key never changes, so a later turn neither rewrites it nor adds it to the
+ * append-only file again), renews the TTL, and, when asked, gives the fencing lock
+ * back in the same step. The turn
  * id comes before the fence: ioredis sends a command again after a reconnect, and
  * a repeat of an append that was applied (and so released its lock) must say
  * "stored already", never "lock lost".
@@ -64,7 +66,7 @@ redis.call('SADD', KEYS[2], ARGV[1])${INDEXED(7, 7, 2, 6, "true")}
 for i = 8, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
-redis.call('SET', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[3], ARGV[3], 'NX')
 redis.call('HSETNX', KEYS[6], 'c', ARGV[6])
 redis.call('HSET', KEYS[6], 'a', ARGV[6])
 local ttl = tonumber(ARGV[2])
@@ -75,9 +77,9 @@ if release then redis.call('DEL', KEYS[5]) end
 return 1
 `);
 
-/** Lua: creates the session (its key and creation time) if needed and renews its TTL; ARGV[1] ttl, ARGV[2] key JSON, ARGV[3] now. */
+/** Lua: creates the session (its key and creation time) if needed, writing neither again, and renews its TTL; ARGV[1] ttl, ARGV[2] key JSON, ARGV[3] now. */
 const TOUCH = `
-redis.call('SET', KEYS[3], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[2], 'NX')
 redis.call('HSETNX', KEYS[6], 'c', ARGV[3])
 redis.call('HSETNX', KEYS[6], 'a', ARGV[3])
 local ttl = tonumber(ARGV[1])

@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
@@ -210,6 +212,38 @@ describe("redis cluster", () => {
     await store.close();
     await cluster.quit();
   });
+});
+
+describe("redis append-only file", () => {
+  /** How many times `needle` stands in the server's files (its append-only file, after no rewrite). */
+  const occurrences = (dir: string, needle: string) =>
+    (readdirSync(dir, { recursive: true }) as string[]).reduce((n, name) => {
+      const path = join(dir, name);
+      return statSync(path).isFile() ? n + readFileSync(path).toString("latin1").split(needle).length - 1 : n;
+    }, 0);
+
+  it("writes a session's key once: later turns and state writes add their own data to the append-only file, not the key again", async () => {
+    const aof = await startRedis();
+    try {
+      const store = createRedisStore({ url: aof.url });
+      const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c1" };
+      const keyJson = JSON.stringify(key);
+      const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store, sessionFields: ["userId", "conversationId"] });
+      for (let turn = 0; turn < 5; turn++) await chain.invoke([new HumanMessage(`q${turn}`)], { configurable: key });
+      await store.setState(key, "summary", { text: "five questions" });
+      expect(occurrences(aof.dir, keyJson)).toBe(1);
+      expect((await store.list({ userId: key.userId })).sessions).toEqual([key]);
+      // Cleared, the session starts again and its key is written again, once.
+      await store.clear(key);
+      await chain.invoke([new HumanMessage("again")], { configurable: key });
+      expect(occurrences(aof.dir, keyJson)).toBe(2);
+      expect((await store.list({ userId: key.userId })).sessions).toEqual([key]);
+      expect(await store.count(key)).toBe(2);
+      await store.close();
+    } finally {
+      await aof.stop();
+    }
+  }, 60_000);
 });
 
 describe("redis erasure on disk", () => {
