@@ -1,6 +1,6 @@
 import { type EngineInfo, type SessionKeyFilter, afterCursor, byRecent } from "@memoria/core/store-kit";
 import type { KeyLayout } from "./key-layout.js";
-import type { RedisClient } from "./scripts.js";
+import { type RedisClient, dropStaleEntry } from "./scripts.js";
 
 const PAGE = 200;
 
@@ -68,7 +68,7 @@ export async function recentSessions(
     const infos = await Promise.all(batch.map((entry) => infoOf(r, layout, entry.id)));
     for (const [i, info] of infos.entries()) {
       const entry = batch[i] as Entry;
-      if (!info) await r.zrem(set, entry.id);
+      if (!info) await dropStaleEntry(r, set, layout.session(entry.id).key, entry.id);
       else if (found.length < page.limit) found.push({ ...info, lastActiveAt: entry.lastActiveAt });
     }
     batch = [];

@@ -16,13 +16,25 @@ import { type KeyLayout, keyLayout } from "./key-layout.js";
 import { infoOf, recentSessions } from "./conversations.js";
 import { redisConnection } from "./redis-connection.js";
 import type { RedisStoreOptions } from "./redis-store-options.js";
-import { APPEND, INDEX, RELEASE, RENEW, REPLACE_TAIL, type RedisClient, SET_INFO, SET_STATE, TAKE_AND_READ, TRIM } from "./scripts.js";
+import {
+  APPEND,
+  ERASE,
+  INDEX,
+  RELEASE,
+  RENEW,
+  REPLACE_TAIL,
+  type RedisClient,
+  SET_INFO,
+  SET_STATE,
+  TAKE_AND_READ,
+  TRIM,
+  dropStaleEntry,
+  isCluster,
+} from "./scripts.js";
 
 export type { RedisStoreOptions } from "./redis-store-options.js";
 
 const PAGE = 500;
-
-const isCluster = (client: RedisClient): boolean => (client as { isCluster?: boolean }).isCluster === true;
 
 /**
  * A history store in Redis: a list per session, appended by one Lua script
@@ -86,11 +98,19 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     }
   }
 
-  /** Deletes a session's keys and index entries; true if it held anything. */
+  /**
+   * Deletes a session's keys and index entries; true if it held anything. One script
+   * on a standalone server (see ERASE). A Cluster keeps the index sets in other slots,
+   * so there the keys go first and the entries after; a session an append creates in
+   * between gets its entries back from its next append, which on a Cluster writes them
+   * every time.
+   */
   async function erase(r: RedisClient, { key, id }: EngineSession): Promise<boolean> {
-    const keys = layout.session(id);
-    const removed = await r.del(keys.messages, keys.turns, keys.key, keys.state, keys.lock, keys.info);
-    await Promise.all(layout.indexes(key).flatMap((index) => [r.zrem(index, id), r.zrem(layout.recentOf(index), id)]));
+    const sessionKeys = scriptKeys(id);
+    const entries = layout.indexes(key).flatMap((index) => [index, layout.recentOf(index)]);
+    if (!isCluster(r)) return Number(await ERASE.run(r, [...sessionKeys, ...entries], [id])) > 0;
+    const removed = await r.del(...sessionKeys);
+    await Promise.all(entries.map((set) => r.zrem(set, id)));
     return removed > 0;
   }
 
@@ -144,9 +164,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       return guarded(async (r) => {
         const sessions: EngineSession[] = [];
         for await (const id of members((body) => body(r), index, after)) {
-          const written = await r.get(layout.session(id).key); // the key as written, while the session lives
+          const keyRecord = layout.session(id).key;
+          const written = await r.get(keyRecord); // the key as written, while the session lives
           if (written === null) {
-            await r.zrem(index, id); // expired or half-written: drop the stale entry
+            await dropStaleEntry(r, index, keyRecord, id); // expired or half-written: drop the stale entry
             continue;
           }
           sessions.push({ id, key: JSON.parse(written) });

@@ -3,6 +3,8 @@ import type { Cluster, Redis } from "ioredis";
 
 export type RedisClient = Redis | Cluster;
 
+export const isCluster = (client: RedisClient): boolean => (client as { isCluster?: boolean }).isCluster === true;
+
 /** A Lua script run by EVALSHA, falling back to EVAL the first time a server lacks it. */
 export class Script {
   readonly sha: string;
@@ -176,3 +178,39 @@ for i = 4, #ARGV, 1000 do
 end
 return 1
 `);
+
+/**
+ * Erases a session on a standalone server in one step: its keys, and its entries in
+ * the index sets and their activity twins. Done in two steps, an append landing
+ * between them would leave a session that no index set names, which
+ * `delete({ userId })` could not find. KEYS: messages, turns, key, state, lock, info,
+ * then index and activity set pairs. ARGV: the session's encoded key (its member).
+ * Returns how many of the session's keys existed.
+ */
+export const ERASE = new Script(`
+local n = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+for i = 7, #KEYS do redis.call('ZREM', KEYS[i], ARGV[1]) end
+return n
+`);
+
+/**
+ * Drops a session's entry from an index or activity set when the session is gone (its
+ * key record missing), in one step: checked and dropped apart, a session created in
+ * between would lose its entry. KEYS: the set, the session's key record. ARGV: the
+ * session's encoded key. Returns 1 when the entry was dropped.
+ */
+const DROP_STALE = new Script(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`);
+
+/**
+ * Drops the entry `id` from `set` if its session (key record `keyRecord`) is gone. A
+ * Cluster keeps the set in another slot than the session, so there the two cannot be
+ * one step: the entry is dropped, and a session created meanwhile gets it back from
+ * its next append (a Cluster's appends write their index entries every time).
+ */
+export async function dropStaleEntry(r: RedisClient, set: string, keyRecord: string, id: string): Promise<void> {
+  if (isCluster(r)) await r.zrem(set, id);
+  else await DROP_STALE.run(r, [set, keyRecord], [id]);
+}

@@ -77,10 +77,73 @@ describe("redis key safety", () => {
     // The key as written (its JSON, read in place of an EXISTS), fields in the caller's order.
     expect(sessions.map((key) => Object.keys(key).join(","))).toEqual(Array(10).fill("userId,conversationId"));
     expect(await store.delete({ userId: "even" })).toBe(10);
-    expect(Object.keys(sent).sort()).toEqual(["del", "get", "roundTrips", "zrangebylex", "zrem"]);
+    // Each session erased by one script (EVALSHA; EVAL the first time a server lacks it).
+    expect(Object.keys(sent).filter((name) => name !== "eval").sort()).toEqual(["evalsha", "get", "roundTrips", "zrangebylex"]);
     const [recent] = (await store.recent({ userId: "odd" }, { limit: 1 })).sessions;
     expect(Object.keys(recent?.key ?? {})).toEqual(["userId", "conversationId"]);
     await client.quit();
+  });
+});
+
+/**
+ * A client that, once armed, runs `between` right after the first command (of `name`,
+ * or of any name) that the server answered without an error, before its caller sees the
+ * answer: what another process's write landing at that moment does.
+ */
+function interleavingClient(): { client: Redis; arm(name: string | undefined, between: () => Promise<unknown>): void } {
+  const client = new Redis(url);
+  let armed: { name?: string; between: () => Promise<unknown> } | undefined;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((command: { name: string }) => {
+    const answer = send(command as never) as unknown as Promise<unknown>;
+    const hook = armed;
+    if (!hook || (hook.name !== undefined && hook.name !== command.name)) return answer;
+    return answer.then(async (value) => {
+      if (armed === hook) {
+        armed = undefined;
+        await hook.between();
+      }
+      return value;
+    });
+  }) as typeof client.sendCommand;
+  return { client, arm: (name, between) => void (armed = { name, between }) };
+}
+
+describe("redis erasure against a racing append", () => {
+  /** Two stores on one prefix: `racing`'s commands can be interleaved with `other`'s, and a session of two messages written. */
+  async function racingStores(key: { userId: string; conversationId: string }) {
+    const prefix = `race-${crypto.randomUUID()}:`;
+    const { client, arm } = interleavingClient();
+    const racing = createRedisStore({ client, keyPrefix: prefix });
+    const other = createRedisStore({ url, keyPrefix: prefix });
+    await other.append(key, numbered(2));
+    const close = () => Promise.all([racing.close(), other.close(), client.quit()]);
+    return { prefix, arm, racing, other, close };
+  }
+
+  it("a turn appended while clear() runs is erased with the session or kept in its index, never stored where delete({ userId }) cannot find it", async () => {
+    const key = { userId: "ada", conversationId: "c1" };
+    const { arm, racing, other, close } = await racingStores(key);
+    arm(undefined, () => other.append(key, numbered(1, 2)));
+    await racing.clear(key);
+    // The append came once the erasure had run whole: a new session, in its index.
+    expect(await other.count(key)).toBe(1);
+    expect((await other.list({ userId: "ada" })).sessions).toEqual([key]);
+    expect(await other.delete({ userId: "ada" })).toBe(1);
+    expect(await other.count(key)).toBe(0);
+    await close();
+  });
+
+  it("list drops the entry of a session that is gone, but not of one an append made after it looked", async () => {
+    const key = { userId: "bob", conversationId: "c1" };
+    const { prefix, arm, racing, other, close } = await racingStores(key);
+    // The session's keys gone (as expiry takes them), its index entries left behind.
+    await admin.del(...Object.values(keyLayout(prefix).session(encodeSessionKey(key))));
+    arm("get", () => other.append(key, numbered(1)));
+    expect((await racing.list({ userId: "bob" })).sessions).toEqual([]); // gone when it looked
+    expect((await racing.list({ userId: "bob" })).sessions).toEqual([key]);
+    expect(await other.delete({ userId: "bob" })).toBe(1);
+    await close();
   });
 });
 
