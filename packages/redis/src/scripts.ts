@@ -29,13 +29,17 @@ const FENCE = (i: number) => `if ARGV[${i}] ~= '' and redis.call('GET', KEYS[5])
  * Lua: adds the session ARGV[member] to the index sets in KEYS[first], KEYS[first + 2],
  * … and their activity twins in KEYS[first + 1], …, renewing their TTL (ARGV[ttl]).
  * When `active` (a Lua condition: true for an append) holds, its activity score becomes
- * ARGV[now]; otherwise it is set only if missing. A standalone server's writes pass
- * the session's index keys after their own, so this runs in the write's script; a
- * Cluster's sit in other slots, so there the store runs INDEX for each first.
+ * ARGV[now]; otherwise it is set only if missing. The entry by name is written only
+ * when `named` (a Lua condition) holds: an append writes it with the session's first
+ * write, since nothing removes it while the session lives (erasure and a listing's
+ * clean-up take a session's entries in the same step as its keys, ERASE and
+ * DROP_STALE). A standalone server's writes pass the session's index keys after their
+ * own, so this runs in the write's script; a Cluster's sit in other slots, so there
+ * the store runs INDEX for each first, on every write.
  */
-const INDEXED = (first: number, member: number, ttl: number, now: number, active: string) => `
+const INDEXED = (first: number, member: number, ttl: number, now: number, active: string, named = "true") => `
 for i = ${first}, #KEYS, 2 do
-  redis.call('ZADD', KEYS[i], 0, ARGV[${member}])
+  if ${named} then redis.call('ZADD', KEYS[i], 0, ARGV[${member}]) end
   if ${active} then redis.call('ZADD', KEYS[i + 1], ARGV[${now}], ARGV[${member}]) else redis.call('ZADD', KEYS[i + 1], 'NX', ARGV[${now}], ARGV[${member}]) end
   if tonumber(ARGV[${ttl}]) > 0 then
     redis.call('EXPIRE', KEYS[i], ARGV[${ttl}])
@@ -45,10 +49,11 @@ end`;
 
 /**
  * Appends a turn atomically: records its turn id (a turn stored already writes
- * nothing), checks the fence, pushes its messages, stores the session key (once: a
- * session's key never changes, so a later turn neither rewrites it nor adds it to the
- * append-only file again), renews the TTL, and, when asked, gives the fencing lock
- * back in the same step. The turn
+ * nothing), checks the fence, pushes its messages, notes the session's activity,
+ * renews the TTL, and, when asked, gives the fencing lock back in the same step. What
+ * never changes while a session lives (its key, creation time and index entries by
+ * name) is written by its first write only, so a later turn neither runs those calls
+ * nor adds them to the append-only file again. The turn
  * id comes before the fence: ioredis sends a command again after a reconnect, and
  * a repeat of an append that was applied (and so released its lock) must say
  * "stored already", never "lock lost".
@@ -64,12 +69,15 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then
   return 0
 end
 ${FENCE(4)}
-redis.call('SADD', KEYS[2], ARGV[1])${INDEXED(7, 7, 2, 6, "true")}
+redis.call('SADD', KEYS[2], ARGV[1])
+local new = redis.call('EXISTS', KEYS[3]) == 0${INDEXED(7, 7, 2, 6, "true", "new")}
 for i = 8, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
-redis.call('SET', KEYS[3], ARGV[3], 'NX')
-redis.call('HSETNX', KEYS[6], 'c', ARGV[6])
+if new then
+  redis.call('SET', KEYS[3], ARGV[3])
+  redis.call('HSETNX', KEYS[6], 'c', ARGV[6])
+end
 redis.call('HSET', KEYS[6], 'a', ARGV[6])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then
