@@ -106,7 +106,12 @@ function interleavingClient(): { client: Redis; arm(name: string | undefined, be
       return value;
     });
   }) as typeof client.sendCommand;
-  return { client, arm: (name, between) => void (armed = { name, between }) };
+  return {
+    client,
+    arm(name, between) {
+      armed = { name, between };
+    },
+  };
 }
 
 describe("redis erasure against a racing append", () => {
