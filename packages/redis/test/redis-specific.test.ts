@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import type { TurnAppendOptions } from "@memoria/core/store-kit";
 import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
@@ -85,31 +85,39 @@ describe("redis key safety", () => {
   });
 });
 
+/** Where an interleaving client's hook runs: right after the first answered command (of these names, or of any), or right before the first of these is sent. */
+type HookPoint = { after: readonly string[] | "any" } | { before: readonly string[] };
+
 /**
- * A client that, once armed, runs `between` right after the first command (of `name`,
- * or of any name) that the server answered without an error, before its caller sees the
- * answer: what another process's write landing at that moment does.
+ * A client that, once armed, runs `between` once at the point given, before the store
+ * that uses it goes on: what another process's write landing at that moment does.
  */
-function interleavingClient(): { client: Redis; arm(name: string | undefined, between: () => Promise<unknown>): void } {
+function interleavingClient(): { client: Redis; arm(point: HookPoint, between: () => Promise<unknown>): void } {
   const client = new Redis(url);
-  let armed: { name?: string; between: () => Promise<unknown> } | undefined;
+  let armed: { point: HookPoint; between: () => Promise<unknown> } | undefined;
+  const matches = (names: readonly string[] | "any", name: string) => names === "any" || names.includes(name);
   const send = client.sendCommand.bind(client);
   client.sendCommand = ((command: { name: string }) => {
-    const answer = send(command as never) as unknown as Promise<unknown>;
     const hook = armed;
-    if (!hook || (hook.name !== undefined && hook.name !== command.name)) return answer;
+    const fire = async () => {
+      if (armed !== hook || !hook) return;
+      armed = undefined;
+      await hook.between();
+    };
+    if (hook && "before" in hook.point && matches(hook.point.before, command.name)) {
+      return fire().then(() => send(command as never));
+    }
+    const answer = send(command as never) as unknown as Promise<unknown>;
+    if (!hook || !("after" in hook.point) || !matches(hook.point.after, command.name)) return answer;
     return answer.then(async (value) => {
-      if (armed === hook) {
-        armed = undefined;
-        await hook.between();
-      }
+      await fire();
       return value;
     });
   }) as typeof client.sendCommand;
   return {
     client,
-    arm(name, between) {
-      armed = { name, between };
+    arm(point, between) {
+      armed = { point, between };
     },
   };
 }
@@ -129,7 +137,7 @@ describe("redis erasure against a racing append", () => {
   it("a turn appended while clear() runs is erased with the session or kept in its index, never stored where delete({ userId }) cannot find it", async () => {
     const key = { userId: "ada", conversationId: "c1" };
     const { arm, racing, other, close } = await racingStores(key);
-    arm(undefined, () => other.append(key, numbered(1, 2)));
+    arm({ after: "any" }, () => other.append(key, numbered(1, 2)));
     await racing.clear(key);
     // The append came once the erasure had run whole: a new session, in its index.
     expect(await other.count(key)).toBe(1);
@@ -139,17 +147,25 @@ describe("redis erasure against a racing append", () => {
     await close();
   });
 
-  it("list drops the entry of a session that is gone, but not of one an append made after it looked", async () => {
-    const key = { userId: "bob", conversationId: "c1" };
-    const { prefix, arm, racing, other, close } = await racingStores(key);
-    // The session's keys gone (as expiry takes them), its index entries left behind.
-    await admin.del(...Object.values(keyLayout(prefix).session(encodeSessionKey(key))));
-    arm("get", () => other.append(key, numbered(1)));
-    expect((await racing.list({ userId: "bob" })).sessions).toEqual([]); // gone when it looked
-    expect((await racing.list({ userId: "bob" })).sessions).toEqual([key]);
-    expect(await other.delete({ userId: "bob" })).toBe(1);
-    await close();
-  });
+  /** What a stale-entry clean-up sends: a script on a standalone server, a plain ZREM before. */
+  const DROP = ["evalsha", "eval", "zrem"];
+
+  for (const [name, look] of [
+    ["list", async (store: HistoryStore, userId: string) => (await store.list({ userId })).sessions],
+    ["recent", async (store: HistoryStore, userId: string) => (await store.recent({ userId })).sessions.map((info) => info.key)],
+  ] as const) {
+    it(`${name} drops the entry of a session that is gone, but not of one an append made after it looked`, async () => {
+      const key = { userId: `bob-${name}`, conversationId: "c1" };
+      const { prefix, arm, racing, other, close } = await racingStores(key);
+      // The session's keys gone (as expiry takes them), its index entries left behind.
+      await admin.del(...Object.values(keyLayout(prefix).session(encodeSessionKey(key))));
+      arm({ before: DROP }, () => other.append(key, numbered(1)));
+      expect(await look(racing, key.userId)).toEqual([]); // gone when it looked
+      expect(await look(racing, key.userId)).toEqual([key]);
+      expect(await other.delete({ userId: key.userId })).toBe(1);
+      await close();
+    });
+  }
 });
 
 describe("redis turn cost", () => {
