@@ -1,11 +1,9 @@
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
 import type { TurnAppendOptions } from "@memoria/core/store-kit";
 import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
-import { type RunningRedis, filesHolding, startRedis } from "@memoria/testkit/servers";
+import { type RunningRedis, filesHolding, startRedis, timesHolding } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createRedisStore, keyLayout } from "../src/index.js";
@@ -299,32 +297,40 @@ describe("redis cluster", () => {
 });
 
 describe("redis append-only file", () => {
-  /** How many times `needle` stands in the server's files (its append-only file, after no rewrite). */
-  const occurrences = (dir: string, needle: string) =>
-    (readdirSync(dir, { recursive: true }) as string[]).reduce((n, name) => {
-      const path = join(dir, name);
-      return statSync(path).isFile() ? n + readFileSync(path).toString("latin1").split(needle).length - 1 : n;
-    }, 0);
+  /** The calls of each command the server ran (scripts' own calls included) since the last `CONFIG RESETSTAT`. */
+  async function commandCalls(server: Redis): Promise<Record<string, number>> {
+    const calls: Record<string, number> = {};
+    for (const [, name, n] of (await server.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[name as string] = Number(n);
+    return calls;
+  }
 
-  it("writes a session's key once: later turns and state writes add their own data to the append-only file, not the key again", async () => {
+  it("writes what a session keeps (its key, creation time, index entries by name) with its first write only: later turns neither run those calls nor add them to the append-only file", async () => {
     const aof = await startRedis();
+    const server = new Redis(aof.url);
     try {
       const store = createRedisStore({ url: aof.url });
       const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c1" };
       const keyJson = JSON.stringify(key);
       const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store, sessionFields: ["userId", "conversationId"] });
-      for (let turn = 0; turn < 5; turn++) await chain.invoke([new HumanMessage(`q${turn}`)], { configurable: key });
+      for (let turn = 0; turn < 4; turn++) await chain.invoke([new HumanMessage(`q${turn}`)], { configurable: key });
+      await server.config("RESETSTAT");
+      await chain.invoke([new HumanMessage("q4")], { configurable: key });
+      // The activity entries in its three index sets (userId, conversationId, all), the
+      // activity time, the lock taken: no entry by name, no key, no creation time.
+      expect(await commandCalls(server)).toMatchObject({ zadd: 3, hset: 1, set: 1 });
+      expect((await commandCalls(server)).hsetnx).toBeUndefined();
       await store.setState(key, "summary", { text: "five questions" });
-      expect(occurrences(aof.dir, keyJson)).toBe(1);
+      expect(timesHolding(aof.dir, keyJson)).toBe(1);
       expect((await store.list({ userId: key.userId })).sessions).toEqual([key]);
       // Cleared, the session starts again and its key is written again, once.
       await store.clear(key);
       await chain.invoke([new HumanMessage("again")], { configurable: key });
-      expect(occurrences(aof.dir, keyJson)).toBe(2);
+      expect(timesHolding(aof.dir, keyJson)).toBe(2);
       expect((await store.list({ userId: key.userId })).sessions).toEqual([key]);
       expect(await store.count(key)).toBe(2);
       await store.close();
     } finally {
+      await server.quit();
       await aof.stop();
     }
   }, 60_000);

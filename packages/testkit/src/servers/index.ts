@@ -14,5 +14,5 @@ export {
 export { type RunningCluster, type RunningRedis, startRedis, startRedisCluster, startRedisSentinel } from "./redis.js";
 export { jongodbBinary, startJongodb } from "./jongodb.js";
 export { type SmallDisk, mountSmallDisk, onSmallDisk } from "./small-disk.js";
-export { filesHolding } from "./raw-scan.js";
+export { filesHolding, timesHolding } from "./raw-scan.js";
 export { type EnvServers, type ServerUrls, envServers, serversFromEnv } from "./env-servers.js";
