@@ -13,7 +13,7 @@ import {
   copyCheckpoint,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey } from "@memoria/core";
+import { type HistoryStore, InvalidSessionKeyError, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey } from "@memoria/core";
 import { validateSessionFields } from "@memoria/core/store-kit";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
@@ -153,8 +153,8 @@ export class MemoriaSaver extends BaseCheckpointSaver {
         ns: address.ns,
         id: checkpoint.id,
         parent: parentId ?? null,
-        checkpoint: await storeValue(this.serde, bare),
-        metadata: await storeValue(this.serde, metadata),
+        checkpoint: await storeValue(this.serde, bare, "checkpoint"),
+        metadata: await storeValue(this.serde, metadata, "checkpoint's metadata"),
         values,
         at,
       };
@@ -172,7 +172,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     const id = getCheckpointId(config);
     if (!id) throw new MemoriaError("INVALID_ARGUMENT", "putWrites() needs configurable.checkpoint_id: the checkpoint the writes belong to.");
     if (typeof taskId !== "string" || taskId.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "putWrites() needs a task id.");
-    const stored = await Promise.all(writes.map(([, value]) => storeValue(this.serde, value)));
+    const stored = await Promise.all(writes.map(([channel, value]) => storeValue(this.serde, value, `pending write to channel ${JSON.stringify(channel)}`)));
     const name = stateNames.writes(address.ns, id);
     await this.#locks.run(address.key, async (lock) => {
       const record = parseWrites(await this.#state.get(address.key, name, lock), name);
@@ -188,11 +188,29 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     });
   }
 
-  override async deleteThread(threadId: string): Promise<void> {
-    const id = typeof threadId === "number" ? String(threadId) : threadId;
-    await this.store.delete({ [THREAD_FIELD]: id });
+  /**
+   * Deletes a thread: its checkpoints, pending writes and messages. With `keyFields`,
+   * a `thread_id` names a thread per user, so the call names whose it is:
+   * `deleteThread("t1", { userId: "ada" })`. Without them it is refused (nothing is
+   * deleted): every user's "t1" is never what one user's request means.
+   */
+  override async deleteThread(threadId: string, fields: Readonly<Record<string, string>> = {}): Promise<void> {
+    for (const field of Object.keys(fields)) {
+      if (!this.#keyFields.includes(field)) throw new InvalidSessionKeyError(field, `deleteThread() takes only the saver's keyFields (${this.#keyFields.join(", ") || "none"})`);
+    }
+    for (const field of this.#keyFields) {
+      if (fields[field] === undefined) {
+        throw new InvalidSessionKeyError(field, `deleteThread() on a saver with keyFields needs the thread's ${field}, or it would delete every user's thread of that id`, `Pass it: saver.deleteThread(${JSON.stringify(threadId)}, { ${field}: … })`);
+      }
+    }
+    const { key } = requireThread({ configurable: { ...fields, thread_id: threadId } }, this.#keyFields, "deleteThread");
+    await this.store.delete(key);
     this.#state.forget();
-    this.#pools.forget((key) => decodeSessionKey(key)[THREAD_FIELD] === id);
+    // The store deleted every session the key matches (one with more fields too): so are their pools.
+    this.#pools.forget((pooled) => {
+      const held = decodeSessionKey(pooled);
+      return Object.keys(key).every((field) => held[field] === key[field]);
+    });
   }
 
   get #context() {
@@ -233,7 +251,7 @@ export class MemoriaSaver extends BaseCheckpointSaver {
       const ranges = await this.#pools.keep(address.key, value, lock, turnId);
       if (ranges) return { p: ranges };
     }
-    return storeValue(this.serde, value);
+    return storeValue(this.serde, value, `value of channel ${JSON.stringify(channel)}`);
   }
 
   #forkKey(address: ThreadAddress, id: string): string {

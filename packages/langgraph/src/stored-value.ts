@@ -10,12 +10,23 @@ export type StoredValue = { t: string; s: string } | { t: string; b: string };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-export async function storeValue(serde: SerializerProtocol, value: unknown): Promise<StoredValue> {
+/**
+ * What LangGraph's JSON serializer writes in place of a value it cannot encode (a
+ * `BigInt`, a cycle it cannot cut) instead of failing: stored, it would come back as
+ * this text where the value was.
+ */
+const UNSERIALIZABLE = JSON.stringify("[unable to serialize, circular reference is too complex to analyze]");
+
+/** `value` as the serializer encodes it; one it cannot encode is a typed error, before anything is written. */
+export async function storeValue(serde: SerializerProtocol, value: unknown, what: string): Promise<StoredValue> {
   const [t, bytes] = await serde.dumpsTyped(value);
   if (t === "json") {
     try {
-      return { t, s: utf8.decode(bytes) };
-    } catch {
+      const s = utf8.decode(bytes);
+      if (s === UNSERIALIZABLE && value !== JSON.parse(s)) throw new MemoriaError("INVALID_ARGUMENT", `The ${what} cannot be serialized by the checkpoint serializer (a BigInt, a symbol or a cycle it cannot cut?): nothing was saved. Keep state values JSON-serializable, or give MemoriaSaver a serde that encodes them.`);
+      return { t, s };
+    } catch (error) {
+      if (MemoriaError.isInstance(error)) throw error;
       // Not UTF-8 after all: kept as bytes below.
     }
   }

@@ -153,8 +153,21 @@ describe("MemoriaSaver's sessions", () => {
     expect(await store.delete({ userId: "ada" })).toBe(1);
     expect(await saver.getTuple({ configurable: { thread_id: "a", userId: "ada" } })).toBeUndefined();
     expect(await saver.getTuple({ configurable: { thread_id: "b", userId: "bob" } })).toBeDefined();
-    await saver.deleteThread("b");
+    await saver.deleteThread("b", { userId: "bob" });
     expect((await store.list({})).sessions).toEqual([]);
+  });
+
+  it("deletes one user's thread only, and refuses a thread id that names no user", async () => {
+    const { saver, store } = saverOn("sqlite", { keyFields: ["userId"] });
+    const graph = echoGraph(saver);
+    for (const userId of ["alice", "bob"]) await graph.invoke({ messages: [human(1)] }, { configurable: { thread_id: "t1", userId } });
+    // A thread id alone would name both users' threads: refused, nothing deleted.
+    await expect(saver.deleteThread("t1")).rejects.toMatchObject({ code: "INVALID_SESSION_KEY", field: "userId" });
+    await expect(saver.deleteThread("t1", { tenant: "x" } as never)).rejects.toMatchObject({ code: "INVALID_SESSION_KEY", field: "tenant" });
+    expect((await store.list({})).sessions).toHaveLength(2);
+    await saver.deleteThread("t1", { userId: "alice" });
+    expect(await saver.getTuple({ configurable: { thread_id: "t1", userId: "alice" } })).toBeUndefined();
+    expect((await saver.getTuple({ configurable: { thread_id: "t1", userId: "bob" } }))?.checkpoint.channel_values.messages).toHaveLength(2);
   });
 
   it("keeps a checkpoint id whole through redaction, though two of its groups read as a card number", async () => {
@@ -168,6 +181,23 @@ describe("MemoriaSaver's sessions", () => {
     const again = await saver.getTuple({ configurable: { thread_id: "card-like", checkpoint_id: id } });
     expect(again?.checkpoint.id).toBe(id);
     expect(again?.pendingWrites).toEqual([["task-1", "someChannel", 1]]);
+  });
+
+  it("refuses a state value the serializer cannot encode (a BigInt) with a typed error, nothing written", async () => {
+    const counted = Annotation.Root({ ...MessagesAnnotation.spec, total: Annotation<unknown>() });
+    const graphOn = (checkpointer: BaseCheckpointSaver) =>
+      new StateGraph(counted)
+        .addNode("count", () => ({ total: 10n ** 20n }))
+        .addEdge(START, "count")
+        .addEdge("count", END)
+        .compile({ checkpointer });
+    const { saver, store } = saverOn("sqlite");
+    const config = { configurable: { thread_id: "big" } };
+    await expect(graphOn(saver).invoke({ messages: [human(1)] }, config)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining('channel "total"') });
+    const stored = await saver.getTuple(config);
+    // The input's checkpoint may stand; no checkpoint holds the value, as text or otherwise.
+    expect(JSON.stringify(stored?.checkpoint.channel_values ?? {})).not.toContain("unable to serialize");
+    expect(JSON.stringify(await store.getAllState?.({ threadId: "big" }) ?? {})).not.toContain("unable to serialize");
   });
 
   it("refuses a hostile thread id with a typed error before writing anything", async () => {
