@@ -54,11 +54,8 @@ export {
   isMemoryMessage,
   memoryBlock,
   memoryMessage,
-  quoteItem,
-  quoteLine,
-  quoteMessages,
-  quoteText,
 } from "./memory-block.js";
+export { quoteItem, quoteLine, quoteMessages, quoteText } from "./quoting.js";
 export { memoryTools } from "./tools/memory-tools.js";
 export { type MemoryCall, MemoryToolRunner, type MemoryToolsOptions, ToolArgumentError } from "./tools/tool-calls.js";
 export { MEMORY_TOOL_NAMES, MEMORY_TOOL_SPECS, type MemoryToolInput, type MemoryToolName } from "./tools/tool-specs.js";

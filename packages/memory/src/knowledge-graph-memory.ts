@@ -1,7 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { ask, contextMessage, linesOf, mentions, textOfMessages, unprocessed } from "./extraction.js";
-import { quoteItem } from "./memory-block.js";
+import { quoteItem } from "./quoting.js";
 import type { SummaryModel } from "./summarizer.js";
 import { readLastTurns } from "./turn-window.js";
 

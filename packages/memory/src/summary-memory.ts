@@ -1,5 +1,6 @@
 import { type BaseMessage, SystemMessage } from "@langchain/core/messages";
-import { memoryBlock, memoryMessage, quoteText } from "./memory-block.js";
+import { memoryBlock, memoryMessage } from "./memory-block.js";
+import { quoteText } from "./quoting.js";
 import type { MemoryLoadContext, MemoryStrategy } from "@memoria/core";
 import { type SummaryModel, extendSummary } from "./summarizer.js";
 import { type SummaryState, compact, readSummary, writeSummary } from "./summary-state.js";

@@ -1,6 +1,6 @@
 import { type BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { MemoriaError, type MemoryStrategy, encodeSessionKey } from "@memoria/core";
-import { quoteItem } from "./memory-block.js";
+import { quoteItem } from "./quoting.js";
 import { type TokenCounter, tiktokenCounter } from "./token-counter.js";
 
 export interface ToolCompactionOptions {

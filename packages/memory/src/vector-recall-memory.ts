@@ -1,7 +1,7 @@
 import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { type HistoryStore, MemoriaError, type MemoryLoadContext, type MemoryStrategy, type RecallIndex, encodeSessionKey } from "@memoria/core";
 import { contextMessage, linesOf, textOfMessages, unprocessed } from "./extraction.js";
-import { quoteMessages } from "./memory-block.js";
+import { quoteMessages } from "./quoting.js";
 import { defaultIndex } from "./long-term/default-index.js";
 import { readLastTurns } from "./turn-window.js";
 

@@ -1,4 +1,5 @@
-import { memoryBlock, quoteItem } from "../memory-block.js";
+import { memoryBlock } from "../memory-block.js";
+import { quoteItem } from "../quoting.js";
 
 /**
  * A fact about a subject, with where it came from and the time it held: `until`

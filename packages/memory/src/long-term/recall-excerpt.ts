@@ -1,4 +1,4 @@
-import { quoteLine, quoteMessages } from "../memory-block.js";
+import { quoteLine, quoteMessages } from "../quoting.js";
 import type { RecalledPassage } from "./recall-memory.js";
 
 /**

@@ -4,7 +4,8 @@ import { contentWords } from "../lexical-terms.js";
 import type { Fact } from "../long-term/facts.js";
 import { isoDay } from "../long-term/recall-excerpt.js";
 import type { RecalledPassage } from "../long-term/recall-memory.js";
-import { memoryBlock, quoteItem, quoteLine, quoteMessages, quoteText } from "../memory-block.js";
+import { memoryBlock } from "../memory-block.js";
+import { quoteItem, quoteLine, quoteMessages, quoteText } from "../quoting.js";
 
 /** Facts ordered by how many content words they share with `query` (then newest first); every fact is kept. */
 export function rankFacts(facts: readonly Fact[], query: string): Fact[] {
