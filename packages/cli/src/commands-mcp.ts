@@ -4,6 +4,7 @@ import type { SessionKeyFilter } from "@memoria/core";
 import type { Command } from "commander";
 import { UsageError } from "./cli-error.js";
 import { throughKeys } from "./encryption-keys.js";
+import { MAX_MESSAGE_BYTES, type MessageTooLargeError, boundedLines } from "./mcp/bounded-lines.js";
 import { bearerScope, startMcpHttp } from "./mcp/mcp-http.js";
 import { loadSdk, memoriaMcpServer } from "./mcp/mcp-server.js";
 import { collect, positive, storeOptions } from "./options.js";
@@ -54,7 +55,16 @@ export function mcpCommand(program: Command, version: string): void {
       if (port === undefined) {
         // stdout is the protocol's channel: nothing else is written there.
         const server = await memoriaMcpServer({ ...served, scope });
-        const transport = new StdioServerTransport();
+        let tooLong: MessageTooLargeError | undefined;
+        const input = process.stdin.pipe(
+          boundedLines(MAX_MESSAGE_BYTES, (error) => {
+            tooLong = error;
+            process.stdin.unpipe(input);
+            process.stdin.destroy();
+            void transport.close();
+          }),
+        );
+        const transport = new StdioServerTransport(input, process.stdout);
         const closed = new Promise<void>((resolve) => {
           transport.onclose = resolve;
           process.stdin.once("end", resolve);
@@ -63,6 +73,10 @@ export function mcpCommand(program: Command, version: string): void {
         process.stderr.write(`memoria mcp: serving ${JSON.stringify(scope)} from ${opened.label} over stdio\n`);
         await Promise.race([closed, stopped]);
         await server.close();
+        if (tooLong) {
+          await store.close();
+          throw tooLong;
+        }
       } else {
         const { token, generated } = bearer as { token: string; generated: boolean };
         const http = await startMcpHttp({ ...served, port, scopeOf: bearerScope(token, scope) });

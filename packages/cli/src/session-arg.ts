@@ -55,7 +55,9 @@ export function pairsFilter(flag: string, pairs: readonly string[], more: Record
   for (const pair of pairs) {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new UsageError(`${flag} takes field=value, got ${JSON.stringify(pair)}.`);
-    record[pair.slice(0, eq)] = pair.slice(eq + 1);
+    const field = pair.slice(0, eq);
+    if (Object.hasOwn(record, field)) throw new UsageError(`${flag} names ${field} twice (${JSON.stringify(record[field])} and ${JSON.stringify(pair.slice(eq + 1))}): give each field once.`);
+    record[field] = pair.slice(eq + 1);
   }
   try {
     return createKeyFilter({ ...record, ...more });

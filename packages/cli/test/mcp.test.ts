@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
+import { type ClientRequest, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { startMcpHttp } from "../src/mcp/mcp-http.js";
 import { openStore } from "../src/store-url.js";
 
 const BIN = join(import.meta.dirname, "..", "src", "bin.ts");
@@ -125,12 +126,95 @@ describe("memoria mcp refuses what cannot work", () => {
   });
 });
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
+describe("memoria mcp, hardened", () => {
+  it("refuses a --scope that names a field twice, rather than serving the last", { timeout: 60_000 }, async () => {
+    const twice = await run(["mcp", "--store", `sqlite:${join(dir, "twice.db")}`, "--scope", "userId=alice", "--scope", "userId=bob"]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr.trim().split("\n")).toEqual(['memoria: --scope names userId twice ("alice" and "bob"): give each field once.']);
+  });
+
+  it("over stdio: a message past 4 MiB is a typed error on stderr and a non-zero exit, nothing served after it", { timeout: 60_000 }, async () => {
+    const url = `sqlite:${join(dir, "long-line.db")}`;
+    await seed(url);
+    const huge = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { pad: "x".repeat(11 * 1024 * 1024) } })}\n`;
+    const result = await run(["mcp", "--store", url, "--scope", "userId=ada"], {}, huge);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/memoria: A message on stdin ran past 4194304 bytes .* \(INVALID_INPUT\)\n$/);
+  });
+
+  it("over HTTP: a failing scopeOf reaches the log, not the client; GET opens no stream; Origin is checked; a caller's open requests are capped", { timeout: 60_000 }, async () => {
+    const { store } = await openStore(`sqlite:${join(dir, "hardened.db")}`, { create: true });
+    const logged: unknown[] = [];
+    const token = "Bearer a-token-of-enough-length";
+    const http = await startMcpHttp({
+      store,
+      maxOpenPerCaller: 3,
+      origins: ["https://app.example"],
+      onError: (error) => logged.push(error),
+      scopeOf: (request) => {
+        if (request.headers.authorization === "Bearer throw") throw new Error("connect postgres://admin:s3cret@db/prod failed");
+        return request.headers.authorization === token ? { userId: "ada" } : undefined;
+      },
+    });
+    try {
+      const endpoint = new URL(http.url);
+      const failed = await send(endpoint, "POST", { authorization: "Bearer throw" });
+      expect(failed.status).toBe(500);
+      expect(failed.body).not.toMatch(/s3cret|postgres|admin/);
+      expect(logged.map((error) => (error as Error).message)).toEqual(["connect postgres://admin:s3cret@db/prod failed"]);
+
+      expect((await send(endpoint, "GET", { authorization: token, accept: "text/event-stream" })).status).toBe(405);
+      expect((await send(endpoint, "POST", { authorization: token, origin: "https://evil.example" })).status).toBe(403);
+      expect((await send(endpoint, "POST", { authorization: token, origin: "https://app.example" })).status).toBe(200);
+      expect((await send(endpoint, "POST", { authorization: token, origin: `http://${endpoint.host}` })).status).toBe(200);
+
+      // Three requests whose bodies never end hold the caller's three places; a fourth waits its turn (429).
+      const held = await Promise.all([0, 1, 2].map(() => holdOpen(endpoint, token)));
+      expect((await send(endpoint, "POST", { authorization: token })).status).toBe(429);
+      for (const request of held) request.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await send(endpoint, "POST", { authorization: token })).status).toBe(200);
+    } finally {
+      await http.close();
+      await store.close();
+    }
+  });
+});
+
+/** One request with the headers given (fetch will not send Origin or Host as given): its status and body. */
+function send(endpoint: URL, method: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(endpoint, { method, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end(method === "POST" ? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) : undefined);
+  });
+}
+
+/** A POST whose body is begun and never ended, once the server has seen it. */
+async function holdOpen(endpoint: URL, token: string): Promise<ClientRequest> {
+  const req = request(endpoint, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: token, "content-length": "1000" } });
+  req.on("error", () => {});
+  req.write('{"jsonrpc":"2.0",');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return req;
+}
+
+function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
+  if (input !== undefined) {
+    child.stdin?.on("error", () => {}); // the server stops reading: the rest of the input has nowhere to go
+    child.stdin?.end(input);
+  }
   return new Promise((resolve) => child.on("close", (code) => resolve({ code, stderr })));
 }
 
