@@ -2,8 +2,8 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
 import type { Command } from "commander";
-import { type SessionKeyFilter, isScopeKey } from "@memoria/core";
-import type { EncryptedStore } from "@memoria/privacy";
+import { isScopeKey } from "@memoria/core";
+import type { EncryptedStore, ErasureReceipt } from "@memoria/privacy";
 import { UsageError } from "./cli-error.js";
 import { counted } from "./counted.js";
 import { filterOptions, storeAndFilter, storeOptions } from "./options.js";
@@ -151,11 +151,16 @@ export function dataCommands(program: Command): void {
         }
         if (!options.yes) throw new UsageError(`this would erase ${what}; run again with --yes to erase them.`);
         // An encrypted store (--keys) erases with a receipt: whether a per-user key was shredded too.
-        const receipt: { deleted: number; shredded?: SessionKeyFilter } = "erase" in store ? await (store as EncryptedStore).erase(filter) : { deleted: await store.delete(filter) };
+        const receipt: Pick<ErasureReceipt, "deleted" | "shredded" | "notShredded"> = "erase" in store ? await (store as EncryptedStore).erase(filter) : { deleted: await store.delete(filter) };
         const records = scopeRecords ? counted(receipt.deleted, "session or scope record", "sessions and scope records") : counted(receipt.deleted, "session");
         process.stdout.write(`erased ${records} (${counted(messages, "message")}), with their state, titles, metadata and locks\n`);
-        if (receipt.shredded) {
+        if (receipt.shredded && !receipt.notShredded) {
           process.stdout.write(`shredded the key of ${showKey(receipt.shredded)}: every copy of its data the store kept is unreadable\n`);
+        } else if (receipt.shredded) {
+          process.stdout.write(
+            `shredded the key of ${showKey(receipt.shredded)}, but ${counted(receipt.notShredded!, "session was", "sessions were")} sealed before per-user keys were on: ` +
+              "deleted, not shredded; a copy taken before now still opens with the master key (to close that, make a new key active, run memoria rekey, then drop the old key)\n",
+          );
         }
       }, { keys: options.keys });
     });

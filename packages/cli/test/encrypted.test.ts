@@ -62,6 +62,7 @@ describe("memoria on an encrypted store", () => {
     const file = keyFile("scoped.json", { activeKeyId: "A", keys: { A }, scopeKeys: { field: "userId", vault: "vault" } });
     const url = `sqlite:${join(dir, "scoped.db")}`;
     const { store } = await openStore(url, { create: true });
+    await encryptStore(store, { keys: { A }, activeKeyId: "A" }).append({ userId: "ada", conversationId: "c0" }, [new HumanMessage("sealed before per-user keys")]);
     const sealed = encryptStore(store, { keys: { A }, activeKeyId: "A", scopeKeys: { field: "userId", vault: fileKeyVault(join(dir, "vault")) } });
     await sealed.append({ userId: "ada", conversationId: "c1" }, [new HumanMessage("secret question")]);
     await sealed.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob's question")]);
@@ -72,8 +73,10 @@ describe("memoria on an encrypted store", () => {
     expect(shown.stdout).toContain("[1] human: secret question");
     const erased = await memoria(["erase", "--user", "ada", "--yes", "--store", url, "--keys", file]);
     expect(erased.stderr).toBe("");
-    expect(erased.stdout).toContain("erased 1 session (1 message)");
-    expect(erased.stdout).toContain("shredded the key of userId=ada");
+    expect(erased.stdout).toContain("erased 2 sessions (2 messages)");
+    // The receipt claims no more than happened: one of Ada's conversations was under the master key.
+    expect(erased.stdout).toContain("shredded the key of userId=ada, but 1 session was sealed before per-user keys were on: deleted, not shredded;");
+    expect(erased.stdout).not.toContain("every copy of its data the store kept is unreadable");
     expect(readdirSync(join(dir, "vault"))).toHaveLength(1); // bob's
     expect((await memoria(["show", "conversationId=c1&userId=bob", "--store", url, "--keys", file])).stdout).toContain("bob's question");
     const badVault = keyFile("bad-vault.json", { activeKeyId: "A", keys: { A }, scopeKeys: { field: "userId" } });

@@ -208,7 +208,7 @@ async function holdOpen(endpoint: URL, token: string): Promise<ClientRequest> {
 function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"] });
   let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => {
+  child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
   if (input !== undefined) {

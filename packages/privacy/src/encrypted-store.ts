@@ -27,7 +27,7 @@ import {
   everySession,
 } from "@memoria/core";
 import { SessionLocks, requireFilterField, stateName, stateValue, stateEntries } from "@memoria/core/store-kit";
-import { type DataKey, DataKeys } from "./data-keys.js";
+import { DATA_KEY_STATE, type DataKey, DataKeys } from "./data-keys.js";
 import { allSealedState, sealedState, setSealedStates } from "./encrypted-state.js";
 import type { EncryptionOptions } from "./encryption-options.js";
 import { type SealingContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
@@ -51,6 +51,16 @@ export interface ErasureReceipt {
   deleted: number;
   /** The scope whose key was destroyed in the key vault (e.g. `{ userId: "ada" }`); absent when none was. */
   shredded?: SessionKeyFilter;
+  /**
+   * Of the sessions deleted, those the scope's key did not cover: written before
+   * `scopeKeys` was on, their data key is sealed under a master key, so a copy of
+   * them taken before the erasure (a backup, a replica, the engine's own files) still
+   * opens with that master key. Absent when there were none. To make such copies
+   * unreadable, retire the master key: make a new one active, `rekey()`, then remove
+   * the old one from every key ring. To never have any, `rekey()` once after turning
+   * `scopeKeys` on: it moves every data key under its scope's key.
+   */
+  notShredded?: number;
   /** When the erasure finished. */
   at: Date;
 }
@@ -231,10 +241,28 @@ export class EncryptedStore implements HistoryStore {
       this.#opened.forgetAll();
     };
     forget();
+    const notShredded = scope === undefined ? 0 : await this.#underMasterKeys(stored, scopes!.field);
     const shredded = scope !== undefined && (await scopes!.destroy(scope));
     const deleted = await this.inner.delete(stored);
     forget(); // again: a read that raced the erasure may have cached what it erased
-    return shredded ? { filter: checked, deleted, shredded: checked, at: new Date() } : { filter: checked, deleted, at: new Date() };
+    return {
+      filter: checked,
+      deleted,
+      ...(shredded ? { shredded: checked } : {}),
+      ...(notShredded > 0 ? { notShredded } : {}),
+      at: new Date(),
+    };
+  }
+
+  /** How many sessions (and scope records) matching `stored` have their data key under a master key, not their scope's. */
+  async #underMasterKeys(stored: SessionKeyFilter, field: string): Promise<number> {
+    let count = 0;
+    for await (const key of everySession(this.inner, stored, { scopes: [[field]] })) {
+      // Read raw: a malformed record must not stop an erasure.
+      const record = await this.inner.getState(key, DATA_KEY_STATE);
+      if (typeof record === "object" && record !== null && !Array.isArray(record) && record.s === undefined) count += 1;
+    }
+    return count;
   }
 
   /** An edit, sealed so that the records it replaced cannot be written back unnoticed: see sealed-history.ts. */

@@ -105,6 +105,40 @@ describe("encryptStore with scopeKeys", () => {
     await expect(encryptStore(inner, options).read(key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "shredded" });
   });
 
+  describe("an erasure's receipt for data sealed before scopeKeys was on", () => {
+    const key = { userId: "ada", conversationId: "c1" };
+    /** Everything the inner store holds of the session, as a backup taken now would. */
+    const copyOf = async (inner: ReturnType<typeof createInMemoryStore>) => ({ records: await inner.read(key, { sealed: true }), state: await inner.getAllState!(key) });
+    /** Puts a copy back, then reads it through a store opened as the app opens it. */
+    const reopen = async (inner: ReturnType<typeof createInMemoryStore>, copy: Awaited<ReturnType<typeof copyOf>>, vault: KeyVault) => {
+      for (const [name, value] of Object.entries(copy.state)) await inner.setState(key, name, value);
+      await inner.append(key, copy.records);
+      return encryptStore(inner, { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } }).read(key);
+    };
+
+    it("lists them as not shredded, and says true: a copy taken before the erasure still opens", async () => {
+      const inner = createInMemoryStore();
+      await encryptStore(inner, { keys, activeKeyId: "A" }).append(key, numbered(2)); // before scopeKeys
+      const vault = memoryKeyVault();
+      const store = encryptStore(inner, { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } });
+      await store.append({ userId: "ada", conversationId: "c2" }, numbered(1)); // after: under ada's key
+      const copy = await copyOf(inner);
+      expect(await store.erase({ userId: "ada" })).toEqual({ filter: { userId: "ada" }, deleted: 2, shredded: { userId: "ada" }, notShredded: 1, at: expect.any(Date) });
+      expect(await reopen(inner, copy, vault)).toHaveLength(2);
+    });
+
+    it("after rekey() moved them under the scope's key: shredded, and a copy taken after the rekey no longer opens", async () => {
+      const inner = createInMemoryStore();
+      await encryptStore(inner, { keys, activeKeyId: "A" }).append(key, numbered(2));
+      const vault = memoryKeyVault();
+      const store = encryptStore(inner, { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } });
+      expect(await store.rekey()).toMatchObject({ seen: 1, rewrapped: 1 });
+      const copy = await copyOf(inner);
+      expect(await store.erase({ userId: "ada" })).toEqual({ filter: { userId: "ada" }, deleted: 1, shredded: { userId: "ada" }, at: expect.any(Date) });
+      await expect(reopen(inner, copy, vault)).rejects.toMatchObject({ code: "INTEGRITY", reason: "shredded" });
+    });
+  });
+
   it("delete through guardStore and redactStore shreds as erase does", async () => {
     const vault = memoryKeyVault();
     const store = guardStore(redactStore(encryptStore(createInMemoryStore(), { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } })), () => true);
