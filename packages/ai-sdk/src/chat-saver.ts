@@ -4,7 +4,7 @@ import type { UIMessage, UIMessageStreamOnFinishCallback } from "ai";
 import { strategiesOf } from "./memory-middleware.js";
 import { type SaveChatOptions, type SaveChatResult, saveChat } from "./save-chat.js";
 
-export interface ChatSaverOptions extends Pick<SaveChatOptions, "regenerate" | "loaded"> {
+export interface ChatSaverOptions extends Pick<SaveChatOptions, "regenerate" | "request" | "loaded"> {
   /**
    * What is saved when the stream ends early: stopped by the user (`isAborted`) or
    * left by a client that went away (`isCancelled`). `"partial"`: the new
@@ -57,7 +57,7 @@ export function chatSaver<UI extends UIMessage = UIMessage>(store: HistoryStore,
     const keep = early && (policy === "input" || !answered) ? messages.filter((message) => message.id !== responseMessage.id) : messages;
     const partial = early && policy === "partial" && answered ? { id: responseMessage.id, reason: "cancelled" as const } : undefined;
     try {
-      const result = await saveChat(store, sessionKey, keep, { regenerate: options.regenerate, loaded: options.loaded, partial });
+      const result = await saveChat(store, sessionKey, keep, { regenerate: options.regenerate, request: options.request, loaded: options.loaded, partial });
       await options.onSaved?.(result);
       if (strategies.length > 0 && result.stored.length > 0) {
         // The turn is stored: a failure of the work after it never fails the turn (the strategies catch up next time).

@@ -13,6 +13,13 @@ export interface SaveChatOptions {
    * stale list (a second tab) only adds its new messages.
    */
   regenerate?: boolean;
+  /**
+   * The body `useChat` sent, for what the list means: a regenerate (`trigger:
+   * "regenerate-message"`) or an edit of an earlier message (`sendMessage({ messageId })`,
+   * which sends `messageId`) makes the list what the user now sees, so stored
+   * messages it dropped are removed, as with `regenerate`. A plain send removes nothing.
+   */
+  request?: { trigger?: unknown; messageId?: unknown };
   /** The answer with this id was cut short: it is saved as far as it went, marked partial. */
   partial?: { id: string; reason: "cancelled" | "failed" };
   /**
@@ -110,7 +117,7 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
     const storedSegments = tail.segments.slice(span.start, span.end);
     const at = ids.get((tail.messages[index] as UIMessage).id);
     if (at === undefined) {
-      if (options.regenerate || superseded.has(index)) {
+      if (replacesList(options) || superseded.has(index)) {
         from ??= index;
         result.removed++;
       } else kept.push({ index, segments: storedSegments });
@@ -133,6 +140,11 @@ function plan(tail: StoredTail, messages: readonly UIMessage[], ids: Map<string,
   result.stored = added;
   const rewrite = from === undefined ? [] : kept.filter((entry) => entry.index >= (from as number)).flatMap((entry) => entry.segments);
   return { from, rewrite, added, result };
+}
+
+/** True when the request makes the list what the user sees (a regenerate or an edit), so what it dropped goes. */
+function replacesList(options: SaveChatOptions): boolean {
+  return options.regenerate === true || options.request?.trigger === "regenerate-message" || typeof options.request?.messageId === "string";
 }
 
 /**

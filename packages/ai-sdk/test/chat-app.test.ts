@@ -81,6 +81,7 @@ describe.each(openers)("a useChat app on %s", (_name, open) => {
     expect(textOf(last)).toMatch(/^Once upon/);
     expect(LONG_STORY.startsWith(textOf(last)) && textOf(last).length < LONG_STORY.length).toBe(true);
     expect(stored.partial).toEqual([shown.id]);
+    expect(await reload(app.url, chatId)).toEqual(chat.messages);
   });
 
   it("stores the user's message once when the same request is sent again, the newer answer replacing the older", async () => {
@@ -105,6 +106,25 @@ describe.each(openers)("a useChat app on %s", (_name, open) => {
     const stored = await reload(app.url, chatId);
     expect(stored).toEqual(chat.messages);
     expect(stored.some((message) => message.id === replaced)).toBe(false);
+  });
+
+  it("editing an earlier message leaves the store holding what the user sees, and a reload shows it", async () => {
+    chat.messages = await reload(app.url, chatId);
+    const edited = chat.messages[2] as UIMessage; // "what is the weather?"
+    const before = chat.messages.length;
+    await chat.sendMessage({ text: "hello again", messageId: edited.id });
+    await app.saved(7);
+    expect(app.bodies[6]).toMatchObject({ trigger: "submit-message", messageId: edited.id });
+    expect(chat.messages).toHaveLength(4);
+    expect(textOf(chat.messages[2])).toBe("hello again");
+    expect(textOf(chat.messages[3])).toBe("You said: hello again");
+    expect(before).toBeGreaterThan(4);
+    expect(await reload(app.url, chatId)).toEqual(chat.messages);
+    // Then a plain send adds to what the user saw, and removes nothing.
+    await chat.sendMessage({ text: "thanks" });
+    await app.saved(8);
+    expect(await reload(app.url, chatId)).toEqual(chat.messages);
+    expect(chat.messages).toHaveLength(6);
   });
 });
 

@@ -115,7 +115,7 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(chat.messages));
         return;
       }
-      const body = JSON.parse(await readBody(request)) as { id: string; messages: unknown; trigger: string };
+      const body = JSON.parse(await readBody(request)) as { id: string; messages: unknown; trigger: string; messageId?: string };
       bodies.push(body);
       const slot = savedSlot(bodies.length);
       const messages = await validateUIMessages<UIMessage>({ messages: body.messages, tools });
@@ -133,7 +133,7 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
         stopWhen: stepCountIs(3),
         abortSignal: abort.signal,
       });
-      const save = chatSaver(store, key, { ...options.saver, memory: options.memory, regenerate: body.trigger === "regenerate-message" });
+      const save = chatSaver(store, key, { ...options.saver, memory: options.memory, request: body });
       result.pipeUIMessageStreamToResponse(response, {
         originalMessages: messages,
         generateMessageId: createIdGenerator({ prefix: "msg", size: 16 }),
