@@ -1,0 +1,68 @@
+// The testkit's door isolation suite through `memoria mcp`'s server (one scope per
+// connection, as --scope and the HTTP bearer bind it), driven by the MCP SDK's own
+// client over every kind of store the CLI opens.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { HistoryStore } from "@memoria/core";
+import { type DoorSetup, doorIsolationSuite } from "@memoria/testkit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { afterAll, inject } from "vitest";
+import { conversationUri, memoriaMcpServer } from "../src/mcp/mcp-server.js";
+import { openStore } from "../src/store-url.js";
+
+const dir = mkdtempSync(join(tmpdir(), "memoria-mcp-door-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+const mcpDoor: DoorSetup = {
+  name: "memoria mcp (one scope per connection)",
+  async open(store, userId) {
+    const server = await memoriaMcpServer({ store, scope: { userId } });
+    const client = new Client({ name: "isolation", version: "1.0.0" });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
+    return {
+      async write(secret) {
+        await store.append({ userId, conversationId: "c1" }, [new HumanMessage(`c1 says ${secret}`), new AIMessage("noted")]);
+        await call("remember", { subject: "user", statement: `the fact ${secret}` });
+        await call("update_profile", { field: "note", value: `profile ${secret}` });
+      },
+      async read() {
+        const seen: unknown[] = [];
+        for (const query of ["fact", "alicesecret", "bobsecret", "profile"]) seen.push(await call("search_memory", { query, include_past: true }));
+        for (const conversation of ["conversationId=c1", `conversationId=c1&userId=${userId}`]) seen.push(await call("read_conversation", { conversation }));
+        const { resources } = await client.listResources();
+        seen.push(resources);
+        for (const resource of resources) seen.push(await client.readResource({ uri: resource.uri }));
+        seen.push(await client.readResource({ uri: conversationUri("conversationId=c1") }).catch((error: Error) => error.message));
+        return JSON.stringify(seen);
+      },
+      async change() {
+        await call("remember", { subject: "user", statement: "a correction", replaces: ["f1"] });
+        await call("update_profile", { field: "note", value: "changed" });
+        await call("forget", { id: "f1" });
+        await call("forget", { id: "f2" });
+      },
+      close: async () => {
+        await client.close();
+        await server.close();
+      },
+    };
+  },
+};
+
+const urls: [string, () => string][] = [
+  ["sqlite", () => `sqlite:${join(dir, `door-${++n}.db`)}`],
+  ["file", () => `file:${join(dir, `door-${++n}`)}`],
+  ["postgres", () => `${inject("databaseUrl")}?prefix=door${process.pid}_${++n}_`],
+  ["mysql", () => `${inject("mysqlUrl")}?prefix=door${process.pid}_${++n}_`],
+  ["redis", () => `${inject("redisUrl")}?prefix=door:${process.pid}:${++n}:`],
+  ["mongodb", () => `${inject("mongoUrl")}?prefix=door${process.pid}_${++n}_`],
+];
+for (const [name, url] of urls) {
+  doorIsolationSuite({ name, createStore: async (): Promise<HistoryStore> => (await openStore(url(), { create: true })).store }, mcpDoor);
+}
