@@ -154,7 +154,7 @@ export function topK<T extends { score: number }>(entries: Iterable<T>, k: numbe
  * A memory turn's code runs once per turn, after a person's pause: cold. On the path
  * of every turn, loops stand in for builtins such as `sort`, `flatMap` and
  * `Object.entries`, each of which cost 10-25 µs there, many times its warm cost
- * (docs/architecture/2026-12-01-fair-w8-turns.md).
+ * (bench/results/what-was-tried.md).
  */
 
 /** `items` sorted in place by `order`, stably: by insertion for the dozen items a turn sorts, by `sort` past 32. */
