@@ -152,6 +152,7 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
       else response.end();
     }
   });
+  server.keepAliveTimeout = 0; // idle sockets stay until stop(), so a reused one is never closed under the client (ECONNRESET)
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address() as { port: number };
   return {

@@ -161,6 +161,10 @@ export async function startOpenAICompatibleServer(respond: Responder, options: {
       else response.end();
     }
   });
+  // Idle keep-alive sockets stay open until stop(): a server that closes one after its
+  // timeout (Node's 5 s) races a client reusing it, and a loaded machine loses that race
+  // as ECONNRESET. No real provider's connection is under test here.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
