@@ -15,5 +15,9 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 const cwd = process.env.INIT_CWD ?? process.cwd();
-const run = spawnSync(process.execPath, ["--import", "tsx", join(root, script), ...args], { cwd: root, stdio: "inherit", env: { ...process.env, INIT_CWD: cwd, MEMORIA_CWD: cwd } });
+const run = spawnSync(process.execPath, ["--import", "tsx", join(root, script), ...args], {
+  cwd: root,
+  stdio: "inherit",
+  env: { ...process.env, INIT_CWD: cwd, MEMORIA_CWD: cwd },
+});
 process.exit(run.status ?? 1);

@@ -47,7 +47,10 @@ async function turns(store: HistoryStore, label: string, size: number, runs: num
   const bare = { userId: "bench", sessionId: `bare-${tag}` };
   const seed = Array.from({ length: size }, (_, i) => ui(`m${i}`, i % 2 === 0 ? "user" : "assistant", i % 2 === 0 ? QUESTION : ANSWER));
   await saveChat(store, ours, seed);
-  await store.append(bare, seed.map((_, i) => (i % 2 === 0 ? new HumanMessage(QUESTION) : new AIMessage(ANSWER))));
+  await store.append(
+    bare,
+    seed.map((_, i) => (i % 2 === 0 ? new HumanMessage(QUESTION) : new AIMessage(ANSWER))),
+  );
   let turn = 0;
   const samples = await interleave(
     {

@@ -86,7 +86,9 @@ export function bareRedis(url: string): BareEngine {
 /** A table keyed by (session, seq); each append one `INSERT` in autocommit (one commit). */
 export async function barePostgres(url: string): Promise<BareEngine> {
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  await pool.query("CREATE TABLE IF NOT EXISTS bare_messages (session_id TEXT NOT NULL, seq BIGINT NOT NULL, payload JSON NOT NULL, PRIMARY KEY (session_id, seq))");
+  await pool.query(
+    "CREATE TABLE IF NOT EXISTS bare_messages (session_id TEXT NOT NULL, seq BIGINT NOT NULL, payload JSON NOT NULL, PRIMARY KEY (session_id, seq))",
+  );
   const next = new Map<string, number>();
   const append = async (id: string, items: string[]) => {
     const seq = next.get(id) ?? 0;
@@ -119,7 +121,9 @@ export async function barePostgres(url: string): Promise<BareEngine> {
 /** A table keyed by (session, seq) in MariaDB / MySQL; each append one multi-row `INSERT` in autocommit (one commit). */
 export async function bareMysql(url: string): Promise<BareEngine> {
   const pool = mysql.createPool({ uri: url, connectionLimit: 4 });
-  await pool.query("CREATE TABLE IF NOT EXISTS bare_messages (session_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, payload LONGTEXT NOT NULL, PRIMARY KEY (session_id, seq))");
+  await pool.query(
+    "CREATE TABLE IF NOT EXISTS bare_messages (session_id VARCHAR(255) NOT NULL, seq BIGINT NOT NULL, payload LONGTEXT NOT NULL, PRIMARY KEY (session_id, seq))",
+  );
   const next = new Map<string, number>();
   const append = async (id: string, items: string[]) => {
     const seq = next.get(id) ?? 0;
@@ -138,7 +142,10 @@ export async function bareMysql(url: string): Promise<BareEngine> {
       const [rows] =
         last === undefined
           ? await pool.query("SELECT payload FROM bare_messages WHERE session_id = ? ORDER BY seq", [id])
-          : await pool.query("SELECT payload FROM (SELECT seq, payload FROM bare_messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?) w ORDER BY seq", [id, last]);
+          : await pool.query("SELECT payload FROM (SELECT seq, payload FROM bare_messages WHERE session_id = ? ORDER BY seq DESC LIMIT ?) w ORDER BY seq", [
+              id,
+              last,
+            ]);
       return parseAll((rows as { payload: string }[]).map((row) => row.payload));
     },
     append,

@@ -64,7 +64,9 @@ try {
   const said = conversation(2_000);
   await store.append(notes, said);
   const notesId = encodeSessionKey(notes);
-  await index.upsert(said.map((message, position) => ({ scope, session: notesId, position, at: position, vector: [1], terms: recallTerms(String(message.content)) })));
+  await index.upsert(
+    said.map((message, position) => ({ scope, session: notesId, position, at: position, vector: [1], terms: recallTerms(String(message.content)) })),
+  );
   const operations: Record<string, (n: number) => Promise<unknown>> = {
     "turn by hand (in-memory array)": async (n) => {
       const id = session(n).configurable.sessionId;

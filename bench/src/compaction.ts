@@ -39,7 +39,13 @@ function turnOutput(turn: number): BaseMessage[] {
   for (let call = 0; call < 4; call++) {
     const id = `call_${turn}_${call}`;
     out.push(new AIMessage({ content: "", tool_calls: [{ id, name: "search_docs", args: { query: `topic ${turn}.${call}` } }] }));
-    out.push(new ToolMessage({ content: `Results for topic ${turn}.${call}: ${"a paragraph of retrieved documentation text, ".repeat(30)}`, tool_call_id: id, name: "search_docs" }));
+    out.push(
+      new ToolMessage({
+        content: `Results for topic ${turn}.${call}: ${"a paragraph of retrieved documentation text, ".repeat(30)}`,
+        tool_call_id: id,
+        name: "search_docs",
+      }),
+    );
   }
   out.push(new AIMessage(`Here is what I found about topic ${turn}.`));
   return out;
@@ -77,7 +83,10 @@ export async function compactionTokens(checkpoints: readonly number[]): Promise<
       const langchainTokens = mark ? await count(seen) : 0;
       const tight = [...(await tightest.load(memoryContext(store, { sessionId: "agent" }))), ...input];
       await ours.invoke(input, { configurable: { sessionId: "agent" } });
-      for (const [side, prompt] of [["stepped", seen], ["tightest", tight]] as const) {
+      for (const [side, prompt] of [
+        ["stepped", seen],
+        ["tightest", tight],
+      ] as const) {
         if (turn >= 10) {
           sent[side] += await count(prompt);
           matched[side] += await matchedTokens(count, prompt, previous[side]);
@@ -91,7 +100,14 @@ export async function compactionTokens(checkpoints: readonly number[]): Promise<
         const samples: number[] = [];
         for (let i = 0; i < 3; i++) samples.push(await timed(() => strategy.load(context)));
         const share = (side: "stepped" | "tightest") => (sent[side] === 0 ? Number.NaN : matched[side] / sent[side]);
-        rows.push({ turns: turn + 1, toolCalls: 4 * (turn + 1), langchainTokens, memoriaTokens, memoriaLoadMs: median(samples), cacheMatched: { stepped: share("stepped"), tightest: share("tightest") } });
+        rows.push({
+          turns: turn + 1,
+          toolCalls: 4 * (turn + 1),
+          langchainTokens,
+          memoriaTokens,
+          memoriaLoadMs: median(samples),
+          cacheMatched: { stepped: share("stepped"), tightest: share("tightest") },
+        });
       }
     }
   } finally {

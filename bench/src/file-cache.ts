@@ -17,11 +17,14 @@ import { collectGarbage, formatMs, median, timed } from "./measure.js";
 
 const SIZES = (process.argv[2] ?? "1000,10000,20000").split(",").map(Number);
 const text = (i: number) => `message ${i}: ${"a chat-length sentence about plans, places and people, ".repeat(3)}`;
-const messages = (count: number, from = 0) => Array.from({ length: count }, (_, i) => ((from + i) % 2 === 0 ? new HumanMessage(text(from + i)) : new AIMessage(text(from + i))));
+const messages = (count: number, from = 0) =>
+  Array.from({ length: count }, (_, i) => ((from + i) % 2 === 0 ? new HumanMessage(text(from + i)) : new AIMessage(text(from + i))));
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-bench-file-cache-"));
 try {
-  console.log("| messages | their JSON lines | memoria whole read | bare read | memoria ÷ bare | heap the cache holds |\n| --- | --- | --- | --- | --- | --- |");
+  console.log(
+    "| messages | their JSON lines | memoria whole read | bare read | memoria ÷ bare | heap the cache holds |\n| --- | --- | --- | --- | --- | --- |",
+  );
   for (const size of SIZES) {
     const key = { sessionId: `s${size}` };
     const seeder = createFileStore({ directory: join(dir, "memoria"), fsync: "none" });
@@ -29,12 +32,24 @@ try {
     await seeder.close(); // its cache must not be counted
     const store = createFileStore({ directory: join(dir, "memoria") });
     const bare = join(dir, `bare-${size}.jsonl`);
-    writeFileSync(bare, `${mapChatMessagesToStoredMessages(messages(size)).map((m) => JSON.stringify(m)).join("\n")}\n`);
+    writeFileSync(
+      bare,
+      `${mapChatMessagesToStoredMessages(messages(size))
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
     const ours: number[] = [];
     const theirs: number[] = [];
     for (let round = 0; round < 60; round++) {
       const o = await timed(() => store.read(key));
-      const t = await timed(async () => mapStoredMessagesToChatMessages((await readFile(bare, "utf8")).split("\n").filter(Boolean).map((line) => JSON.parse(line))));
+      const t = await timed(async () =>
+        mapStoredMessagesToChatMessages(
+          (await readFile(bare, "utf8"))
+            .split("\n")
+            .filter(Boolean)
+            .map((line) => JSON.parse(line)),
+        ),
+      );
       if (round < 10) continue;
       ours.push(o);
       theirs.push(t);
@@ -46,7 +61,9 @@ try {
     await store.close();
     collectGarbage();
     const held = open - process.memoryUsage().heapUsed;
-    console.log(`| ${size.toLocaleString("en")} | ${(statSync(bare).size / 2 ** 20).toFixed(1)} MiB | ${formatMs(o)} | ${formatMs(t)} | ${(o / t).toFixed(2)} | ${(held / 2 ** 20).toFixed(1)} MiB |`);
+    console.log(
+      `| ${size.toLocaleString("en")} | ${(statSync(bare).size / 2 ** 20).toFixed(1)} MiB | ${formatMs(o)} | ${formatMs(t)} | ${(o / t).toFixed(2)} | ${(held / 2 ** 20).toFixed(1)} MiB |`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

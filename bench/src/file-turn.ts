@@ -53,7 +53,13 @@ try {
       await handle.sync();
       await handle.close();
       const f = now();
-      Object.assign(sums, { lock: sums.lock + b - a, read: sums.read + c - b, append: sums.append + d - c, release: sums.release + e - d, bare: sums.bare + f - e });
+      Object.assign(sums, {
+        lock: sums.lock + b - a,
+        read: sums.read + c - b,
+        append: sums.append + d - c,
+        release: sums.release + e - d,
+        bare: sums.bare + f - e,
+      });
     }
     if (round > 0) for (const phase of Object.keys(sums) as (keyof typeof sums)[]) samples[phase].push((sums[phase] / TURNS) * 1000);
   }

@@ -150,7 +150,14 @@ export async function langgraphSavers(postgresUrl: string, settings: Settings, l
       const samples = await interleave(Object.fromEntries(graphs.map((entry, i) => [String(i), () => turn(entry)])), settings.runs, 3);
       for (const [i, entry] of graphs.entries()) {
         const bytes = await entry.contender.bytes();
-        rows.push({ turns: entry.n, seeded: turns, saver: entry.contender.name, engine: entry.contender.engine, turn: median(samples[String(i)] ?? []), bytes });
+        rows.push({
+          turns: entry.n,
+          seeded: turns,
+          saver: entry.contender.name,
+          engine: entry.contender.engine,
+          turn: median(samples[String(i)] ?? []),
+          bytes,
+        });
       }
       await Promise.all(all.map((contender) => contender.close()));
     }

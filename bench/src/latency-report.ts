@@ -13,14 +13,24 @@ const WHAT: Record<RowKind, string> = {
     "One turn (read, model, save) with the default strategy, which reads the whole history: memoria's default, and the only strategy LangChain's wrapper has. The ceiling is the bare engine doing the same work with nothing around it: it reads the whole session (into LangChain messages), calls the same model with it and the input (through LangChain's `invoke`), and appends the input and the answer durably.",
   "turn, last 20":
     "One turn with `windowMemory({ k: 10 })`: memoria reads the last 20 messages. LangChain's wrapper cannot window its reads (compare with its whole-history turn above). The ceiling reads the last 20, calls the model and appends two.",
-  "read, whole history": "`store.read(key)` against LangChain's `getMessages()`; the ceiling fetches every message, parses it and makes it a LangChain message with LangChain's own `mapStoredMessagesToChatMessages` (a history read's result is LangChain messages). LangChain's file history reads a copy it loaded once per process (it never looks at the file again, so it misses other processes' writes): its file rows are in-memory reads.",
-  "read, last 20": "`store.read(key, { last: 20 })` against LangChain's `getMessages()` and a slice (it can only read everything); the ceiling fetches the last 20 and makes them LangChain messages.",
+  "read, whole history":
+    "`store.read(key)` against LangChain's `getMessages()`; the ceiling fetches every message, parses it and makes it a LangChain message with LangChain's own `mapStoredMessagesToChatMessages` (a history read's result is LangChain messages). LangChain's file history reads a copy it loaded once per process (it never looks at the file again, so it misses other processes' writes): its file rows are in-memory reads.",
+  "read, last 20":
+    "`store.read(key, { last: 20 })` against LangChain's `getMessages()` and a slice (it can only read everything); the ceiling fetches the last 20 and makes them LangChain messages.",
 };
 
 function rowTable(points: LengthPoint[], row: RowKind): string {
   const rows = points.filter((p) => p.row === row);
   const hasLangChain = rows.some((p) => p.langchain !== undefined);
-  const header = ["store", "messages", "memoria", ...(hasLangChain ? ["LangChain"] : []), "ceiling", ...(hasLangChain ? ["memoria ÷ LangChain"] : []), "memoria ÷ ceiling"];
+  const header = [
+    "store",
+    "messages",
+    "memoria",
+    ...(hasLangChain ? ["LangChain"] : []),
+    "ceiling",
+    ...(hasLangChain ? ["memoria ÷ LangChain"] : []),
+    "memoria ÷ ceiling",
+  ];
   return table(
     header,
     rows.map((p) => [

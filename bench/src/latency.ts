@@ -131,7 +131,10 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
         // collection itself, just before, would be most of what a sample measures.)
         const youngGcFirst = whole && size >= 1_000;
         const before = row.startsWith("turn") ? keptAtLength(size, `t-${tag}`, { memoria: kind.memoria, langchain, ceiling: kind.bare }) : undefined;
-        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: settings.warmupMs }, { youngGcFirst, before });
+        const samples = await interleave(contenders(kind, row, tag, tag, langchain), runs, large && whole ? 1 : { rounds: 3, ms: settings.warmupMs }, {
+          youngGcFirst,
+          before,
+        });
         const point: LengthPoint = {
           store: kind.name,
           size,
@@ -141,7 +144,9 @@ export async function latencyBySize(kinds: StoreKind[], settings: Settings, log:
           ceiling: samples.ceiling ? median(samples.ceiling) : undefined,
         };
         points.push(point);
-        log(`  ${kind.name} @ ${size.toLocaleString("en")}, ${row}: memoria ${point.memoria.toFixed(3)} ms, LangChain ${point.langchain?.toFixed(3) ?? "—"} ms, ceiling ${point.ceiling?.toFixed(3) ?? "—"} ms`);
+        log(
+          `  ${kind.name} @ ${size.toLocaleString("en")}, ${row}: memoria ${point.memoria.toFixed(3)} ms, LangChain ${point.langchain?.toFixed(3) ?? "—"} ms, ceiling ${point.ceiling?.toFixed(3) ?? "—"} ms`,
+        );
       }
     }
     // The smallest session whose last-20 window is full, so both reads return 20 messages.

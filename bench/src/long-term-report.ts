@@ -7,7 +7,11 @@ import { table } from "./report.js";
 import type { Settings } from "./workloads.js";
 
 function quality(label: string, q: RecallQuality): string[] {
-  return [label, `${q.hits} / ${q.questions} (${((100 * q.hits) / q.questions).toFixed(0)}%)`, `${q.changedNewer} / ${q.changed} (${((100 * q.changedNewer) / q.changed).toFixed(0)}%)`];
+  return [
+    label,
+    `${q.hits} / ${q.questions} (${((100 * q.hits) / q.questions).toFixed(0)}%)`,
+    `${q.changedNewer} / ${q.changed} (${((100 * q.changedNewer) / q.changed).toFixed(0)}%)`,
+  ];
 }
 
 /**
@@ -23,7 +27,11 @@ export async function longTermSections(settings: Settings, log: (line: string) =
   if (env.OPENAI_BASE_URL || env.OPENAI_API_KEY) {
     const configuration = env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined;
     const model = new ChatOpenAI({ model: env.OPENAI_MODEL ?? "gpt-4o-mini", apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration });
-    const embeddings = new OpenAIEmbeddings({ model: env.OPENAI_EMBEDDINGS_MODEL ?? "text-embedding-3-small", apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration });
+    const embeddings = new OpenAIEmbeddings({
+      model: env.OPENAI_EMBEDDINGS_MODEL ?? "text-embedding-3-small",
+      apiKey: env.OPENAI_API_KEY ?? "not-needed",
+      configuration,
+    });
     rows.push(quality(`${model.model}, ${embeddings.model}`, await recallQuality({ model, embeddings })));
   }
   log("W8: recall quality on long conversations");
@@ -36,7 +44,11 @@ export async function longTermSections(settings: Settings, log: (line: string) =
   const queries = [];
   for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15)));
   return [
-    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " + String(settings.quick ? 3 : 20) + " earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets every variant's finish before each turn, untimed. Every timed turn, of either variant, then starts after a pause of " + String(PAUSE_MS) + " ms (a person's pause, shortened), so each is measured as a chat's turn runs, on code and caches the pause let go cold; each round runs the variants in a new order (from a fixed seed). Medians of " +
+    "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " +
+      String(settings.quick ? 3 : 20) +
+      " earlier conversations, already processed. The chat model answers at once (the row shows what memory itself adds to a turn) or after 50 ms (a fast hosted model answers in hundreds). Extraction and embedding run after the call resolves; the bench lets every variant's finish before each turn, untimed. Every timed turn, of either variant, then starts after a pause of " +
+      String(PAUSE_MS) +
+      " ms (a person's pause, shortened), so each is measured as a chat's turn runs, on code and caches the pause let go cold; each round runs the variants in a new order (from a fixed seed). Medians of " +
       `${settings.quick ? settings.runs : 2 * settings.runs} turns each. Target: ≤ 1.2× the buffer turn.\n`,
     table(
       ["chat model", "memory", "turn", "÷ buffer turn"],
@@ -48,14 +60,27 @@ export async function longTermSections(settings: Settings, log: (line: string) =
       `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000.\n`,
     table(
       ["vectors in the scope", "index", "first query, second (loads)", "query by vector", "query by words"],
-      queries.map((q) => [q.items.toLocaleString("en"), q.index, `${formatMs(q.first[0])}, ${formatMs(q.first[1])}`, formatMs(q.query), q.words === undefined ? "–" : formatMs(q.words)]),
+      queries.map((q) => [
+        q.items.toLocaleString("en"),
+        q.index,
+        `${formatMs(q.first[0])}, ${formatMs(q.first[1])}`,
+        formatMs(q.query),
+        q.words === undefined ? "–" : formatMs(q.words),
+      ]),
     ),
     "\n### Recall quality on long conversations\n\n" +
       `The generated set (\`bench/src/recall-conversations.ts\`, the same on every run): ${settings.quick ? 1 : 10} two-person conversations of 24 sessions, about 340 turns each, with the turns that answer each later question labelled. Names recur in small talk far more than in the turns that matter, small talk shares the questions' everyday words, some answers are phrased with none of the question's words (paraphrase), facts change (a new job, a move), and multi-hop questions need two turns. memoria's default recall on SQLite (sessions indexed one after another as in use, \`HashingEmbeddings\`, ranked as \`recallMemory\` ranks, \`range\` 0) against plain BM25 (k1 1.2, b 0.75, no stemming, no stop words) and plain vectors (the same embeddings, exact cosine) over the same turns. recall@k: the share of a question's answering turns in the top k; hit@k: questions with at least one. Query: median of one top-10 query (memoria's includes reading the hits' messages from the store).\n\n` +
       `memoria ÷ BM25: recall@5 ${((memoria?.recall[5] ?? 0) / (bm25?.recall[5] ?? 1)).toFixed(2)}×, recall@10 ${((memoria?.recall[10] ?? 0) / (bm25?.recall[10] ?? 1)).toFixed(2)}×.\n`,
     table(
       ["system", "questions", ...KS.map((k) => `recall@${k}`), "hit@5", "hit@10", "query"],
-      scores.map((s) => [s.kind === "all" ? `**${s.system}**` : `  ${s.kind}`, String(s.questions), ...KS.map((k) => percent(s.recall[k] ?? 0)), percent(s.hit[5] ?? 0), percent(s.hit[10] ?? 0), s.kind === "all" ? formatMs(s.queryMs) : ""]),
+      scores.map((s) => [
+        s.kind === "all" ? `**${s.system}**` : `  ${s.kind}`,
+        String(s.questions),
+        ...KS.map((k) => percent(s.recall[k] ?? 0)),
+        percent(s.hit[5] ?? 0),
+        percent(s.hit[10] ?? 0),
+        s.kind === "all" ? formatMs(s.queryMs) : "",
+      ]),
     ),
   ];
 }

@@ -5,7 +5,17 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory, recallQuery, recallTerms } from "@memoria/memory";
+import {
+  type ExtractionModel,
+  HashingEmbeddings,
+  bufferMemory,
+  combineMemory,
+  exactIndex,
+  factMemory,
+  recallMemory,
+  recallQuery,
+  recallTerms,
+} from "@memoria/memory";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { interleave, median, timed } from "./measure.js";
@@ -82,7 +92,12 @@ export async function longTermTurns(settings: Settings, modelMs: number): Promis
       inputs.set(name, [new HumanMessage(`Where is meeting ${n % 20} now?`)]);
     };
     const samples = await interleave(
-      Object.fromEntries(Object.entries(chains).map(([name, c]) => [name, () => c.invoke(inputs.get(name) ?? [], { configurable: { userId: users[name], conversationId: "now" } })])),
+      Object.fromEntries(
+        Object.entries(chains).map(([name, c]) => [
+          name,
+          () => c.invoke(inputs.get(name) ?? [], { configurable: { userId: users[name], conversationId: "now" } }),
+        ]),
+      ),
       settings.quick ? settings.runs : 2 * settings.runs,
       3,
       { before: Object.fromEntries(Object.keys(chains).map((name) => [name, () => settle(name)])) },
@@ -189,7 +204,14 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
       const batch = Array.from({ length: Math.min(1_000, items - from) }, (_, i) => {
         const n = from + i;
         const text = `${words[n % 12]} ${words[(n * 7) % 12]} ${words[(n * 5 + 3) % 12]} note ${n % 997}`;
-        return { scope, session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }), position: Math.floor(n / sessions), at: 0, vector: embeddings.vector(text), terms: recallTerms(text) };
+        return {
+          scope,
+          session: encodeSessionKey({ userId: "u", conversationId: `c${n % sessions}` }),
+          position: Math.floor(n / sessions),
+          at: 0,
+          vector: embeddings.vector(text),
+          terms: recallTerms(text),
+        };
       });
       // The two SQL stores share one database: one of them writes.
       for (const index of [store.recallIndex(), exact]) await index.upsert(batch);
@@ -197,7 +219,8 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
     const texts = Array.from({ length: runs }, (_, i) => `${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`);
     const queries = texts.map((text) => embeddings.vector(text));
     const first = new Map<string, [number, number]>();
-    for (const [name, index] of indexes) first.set(name, [await timed(() => index.search(scope, queries[0] as number[], 5)), await timed(() => index.search(scope, queries[0] as number[], 5))]);
+    for (const [name, index] of indexes)
+      first.set(name, [await timed(() => index.search(scope, queries[0] as number[], 5)), await timed(() => index.search(scope, queries[0] as number[], 5))]);
     // Interleaved, query by query, so no index is measured while the others' code is cold.
     const byVector = new Map<string, number[]>(indexes.map(([name]) => [name, []]));
     const byWords = new Map<string, number[]>(indexes.map(([name]) => [name, []]));
@@ -209,7 +232,13 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
     }
     const out: RecallQueryTime[] = indexes.map(([name]) => {
       const words = byWords.get(name) ?? [];
-      return { index: name, items, first: first.get(name) as [number, number], query: median(byVector.get(name) ?? []), words: words.length ? median(words) : undefined };
+      return {
+        index: name,
+        items,
+        first: first.get(name) as [number, number],
+        query: median(byVector.get(name) ?? []),
+        words: words.length ? median(words) : undefined,
+      };
     });
     return out;
   } finally {

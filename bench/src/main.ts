@@ -28,11 +28,15 @@ import { tmpdir } from "node:os";
 import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./workloads.js";
 import { wrapperCost } from "./wrapper-cost.js";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } } });
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } },
+});
 const quick = values.quick as boolean;
 const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
 // --quick is CI's smoke run: every workload once, small, in about 30 s; its figures are rough.
-const defaults: Settings = quick ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 50 } : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25, warmupMs: 1_000 };
+const defaults: Settings = quick
+  ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 50 }
+  : { quick, sizes: [10, 20, 1_000, 10_000, 100_000], runs: 25, warmupMs: 1_000 };
 // --sizes 10,10000 and --stores sqlite,redis narrow a run while working on one path (the report says so).
 const settings: Settings = values.sizes ? { ...defaults, sizes: values.sizes.split(",").map(Number) } : defaults;
 const storeFilter = values.stores?.split(",").map((name) => name.trim());
@@ -61,7 +65,8 @@ try {
   const redis = process.env.REDIS_URL ? undefined : await startRedis(["--appendfsync", "everysec"]);
   if (redis) servers.push(redis);
   const redisUrl = process.env.REDIS_URL ?? (redis as RunningRedis).url;
-  const mongoUrl = process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
+  const mongoUrl =
+    process.env.MONGODB_URL ?? (servers[servers.push(await startJongodb(jongodbBinary(createRequire(import.meta.url)))) - 1] as RunningServer).url;
   // MariaDB (InnoDB's defaults: a commit is flushed) for the full run only: it takes seconds to start.
   const mysqlUrl = process.env.MYSQL_URL ?? (quick ? undefined : (servers[servers.push(await startMariadb({ durable: true })) - 1] as RunningServer).url);
   const urls: ServerUrls = { postgres: postgresUrl, mysql: mysqlUrl, redis: redisUrl, mongo: mongoUrl, realMongo: Boolean(process.env.MONGODB_URL) };
@@ -73,9 +78,22 @@ try {
     const rows = await wrapperCost(settings);
     const shown = (value: number) => (Number.isFinite(value) ? ratio(value, 1) : "—");
     sections.push(
-      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs in processes of its own (a program runs one wrapper, not five sharing one JIT's type feedback), three each in the full run (how fast a process runs the same code varies from one process to the next), and the processes take turns, one sample at a time, each round in a new order, after each has run untimed for a second (so each is measured with its code optimized, as a running server's is). Times: medians of every process's samples (" + (settings.quick ? "2 rounds" : "7 rounds of three processes") + "); ratios: the median over rounds of each round's ratio, since a round measures every process within seconds while the machine's speed drifts over a run.\n",
+      "## W1: the wrapper's own cost per turn\n\nIn-memory stores, a model that returns at once. memoria's default strategy reads the whole history (as LangChain's wrapper does), from an in-memory store that keeps frozen messages and hands the same objects to every read (a read is an array copy; changing a message throws); `frozen: false` hands out copies instead. With `windowMemory({ k: 10 })` it reads the last 20 messages. The ceiling (\"by hand\") calls the same model with the history kept in an array: a wrapper's cost is its turn minus that, and the last columns compare memoria's wrapper cost with LangChain's. Each contender runs in processes of its own (a program runs one wrapper, not five sharing one JIT's type feedback), three each in the full run (how fast a process runs the same code varies from one process to the next), and the processes take turns, one sample at a time, each round in a new order, after each has run untimed for a second (so each is measured with its code optimized, as a running server's is). Times: medians of every process's samples (" +
+        (settings.quick ? "2 rounds" : "7 rounds of three processes") +
+        "); ratios: the median over rounds of each round's ratio, since a round measures every process within seconds while the machine's speed drifts over a run.\n",
       table(
-        ["workload", "memoria (default)", "memoria (copies)", "memoria (window)", "LangChain", "by hand", "turn ÷ LangChain (default)", "wrapper cost ÷ LangChain's (default)", "(copies)", "(window)"],
+        [
+          "workload",
+          "memoria (default)",
+          "memoria (copies)",
+          "memoria (window)",
+          "LangChain",
+          "by hand",
+          "turn ÷ LangChain (default)",
+          "wrapper cost ÷ LangChain's (default)",
+          "(copies)",
+          "(window)",
+        ],
         rows.map((r) => [
           r.workload,
           formatMs(r.memoria),
@@ -137,7 +155,13 @@ try {
     log("W6: the ceiling");
     const redisPort = Number(new URL(redisUrl).port);
     const rows = await ceilings(redisPort, settings);
-    sections.push("## W6: the ceiling\n", table(["measure", "value", "what it is"], rows.map((r) => [r.name, r.value, r.note])));
+    sections.push(
+      "## W6: the ceiling\n",
+      table(
+        ["measure", "value", "what it is"],
+        rows.map((r) => [r.name, r.value, r.note]),
+      ),
+    );
   }
 
   if (only.has("W7")) {
@@ -155,7 +179,15 @@ try {
         ["store", "variant", "turn, whole history", "whole read", "whole turn ÷ plain", "whole read ÷ plain", "read last 20 ÷ plain"],
         rows.map((r) => {
           const plain = rows.find((p) => p.store === r.store && p.variant === "plain") as (typeof rows)[number];
-          return [r.store, r.variant, formatMs(r.turnWhole), formatMs(r.readWhole), ratio(r.turnWhole, plain.turnWhole), ratio(r.readWhole, plain.readWhole), ratio(r.read, plain.read)];
+          return [
+            r.store,
+            r.variant,
+            formatMs(r.turnWhole),
+            formatMs(r.readWhole),
+            ratio(r.turnWhole, plain.turnWhole),
+            ratio(r.readWhole, plain.readWhole),
+            ratio(r.read, plain.read),
+          ];
         }),
       ),
     );
@@ -177,7 +209,16 @@ try {
     sections.push(
       "## W10: prompt tokens of a tool-heavy conversation\n\nEach turn: a question, four tool calls with results of about 300 tokens, an answer. LangChain's `RunnableWithMessageHistory` sends the whole history; memoria's with `toolResultCompaction({ maxTokens: 8_000 })` (SQLite) sends old tool results as stubs that say where to read them, then leaves out old turns if still over. Tokens of the model's input at that turn (js-tiktoken cl100k_base, the same counter for both); the load is the strategy's alone, median of 3. The stored history is the same whole one in both. Prompt cache: of the tokens memoria sent from turn 11 to that turn, the share a provider's cache holding the previous turn's prompt matches (its longest shared prefix), with compaction in steps (the default, `stepTokens` half the budget) and fitted as tightly as possible every turn (`stepTokens: 0`).\n",
       table(
-        ["turns", "tool calls", "LangChain (whole history)", "memoria (compacted)", "memoria ÷ LangChain", "memoria's load", "prompt cache matched (steps)", "(tightest)"],
+        [
+          "turns",
+          "tool calls",
+          "LangChain (whole history)",
+          "memoria (compacted)",
+          "memoria ÷ LangChain",
+          "memoria's load",
+          "prompt cache matched (steps)",
+          "(tightest)",
+        ],
         rows.map((r) => [
           String(r.turns),
           String(r.toolCalls),
@@ -202,7 +243,8 @@ try {
     ] as const;
     const rows: ChatRow[] = [];
     try {
-      for (const [name, store] of stores) rows.push(...(await chatPersistence(name, store, quick ? [10, 100] : [10, 100, 1_000], settings.runs, settings.warmupMs)));
+      for (const [name, store] of stores)
+        rows.push(...(await chatPersistence(name, store, quick ? [10, 100] : [10, 100, 1_000], settings.runs, settings.warmupMs)));
     } finally {
       await Promise.all(stores.map(([, store]) => store.close()));
       rmSync(dir, { recursive: true, force: true });
@@ -231,6 +273,7 @@ const header = [
 ];
 const report = `${[...header, ...sections].join("\n")}\n`;
 // A run of some workloads only (--only) writes its own file, leaving the full run's report whole.
-const partial = values.only === undefined && !values.sizes && !storeFilter ? undefined : [...only].sort().join("-") + (values.sizes || storeFilter ? "-narrowed" : "");
+const partial =
+  values.only === undefined && !values.sizes && !storeFilter ? undefined : [...only].sort().join("-") + (values.sizes || storeFilter ? "-narrowed" : "");
 writeFileSync(join(results, quick ? "quick.md" : partial ? `${partial}.md` : "latest.md"), report);
 console.log(`\n${report}`);

@@ -34,7 +34,12 @@ export function median(samples: readonly number[]): number {
  * dropped: forced full collections age V8's compiled code and slowed every sample
  * about tenfold, which measures nothing a real program does.)
  */
-export async function interleave(contenders: Record<string, () => Promise<unknown>>, runs: number, warmup: number | Warmup = 3, options: InterleaveOptions = {}): Promise<Record<string, number[]>> {
+export async function interleave(
+  contenders: Record<string, () => Promise<unknown>>,
+  runs: number,
+  warmup: number | Warmup = 3,
+  options: InterleaveOptions = {},
+): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   const { rounds, ms } = typeof warmup === "number" ? { rounds: warmup, ms: 0 } : warmup;
@@ -100,7 +105,11 @@ export function ratio(ours: number, theirs: number | undefined): string {
  * contender is measured with its own code warm, as a program that runs only it would
  * be; turn-by-turn alternation of two code paths slows both, the larger one more.
  */
-export async function interleaveBlocks(contenders: Record<string, () => Promise<unknown>>, blocks: number, perBlock: number): Promise<Record<string, number[]>> {
+export async function interleaveBlocks(
+  contenders: Record<string, () => Promise<unknown>>,
+  blocks: number,
+  perBlock: number,
+): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
   const order = shuffler(names.length);

@@ -43,7 +43,8 @@ const before = process.memoryUsage().heapUsed;
 
 const { invoke, keep } = make();
 for (let s = 0; s < sessions; s++) {
-  for (let t = 0; t < TURNS; t++) await invoke([new HumanMessage(`question ${t} of session ${s}: what do you think about this?`)], { configurable: { sessionId: `session-${s}` } });
+  for (let t = 0; t < TURNS; t++)
+    await invoke([new HumanMessage(`question ${t} of session ${s}: what do you think about this?`)], { configurable: { sessionId: `session-${s}` } });
 }
 gc();
 const heapBytes = process.memoryUsage().heapUsed - before;

@@ -28,7 +28,11 @@ const chain = (memory: MemoryStrategy) => new RunnableWithMessageHistory({ runna
 const declared = chain({ name: "declared", firstRead: {}, load: ({ read }) => read() });
 // The same turn on a store that sends its statements unnamed: the server parses and plans each every time.
 const unpreparedStore = createPostgresStore({ connectionString: server.url, preparedStatements: false });
-const unprepared = new RunnableWithMessageHistory({ runnable: model, store: unpreparedStore, memory: { name: "declared", firstRead: {}, load: ({ read }) => read() } });
+const unprepared = new RunnableWithMessageHistory({
+  runnable: model,
+  store: unpreparedStore,
+  memory: { name: "declared", firstRead: {}, load: ({ read }) => read() },
+});
 const undeclared = chain({ name: "undeclared", load: ({ read }) => read() });
 
 let sessions = 0;

@@ -37,7 +37,10 @@ const now = () => Number(process.hrtime.bigint()) / 1_000;
 let n = 0;
 /** Padding that makes a plain row about as long as a sealed one (base64url, envelope and its JSON). */
 const PAD = ` ${"x".repeat(150)}`;
-const turnMessages = (pad = "") => [new HumanMessage(`question ${n} about something${pad}`), new AIMessage(`answer number ${n++} with some words in it to look like a reply${pad}`)];
+const turnMessages = (pad = "") => [
+  new HumanMessage(`question ${n} about something${pad}`),
+  new AIMessage(`answer number ${n++} with some words in it to look like a reply${pad}`),
+];
 
 async function turn(store: HistoryStore, times: Record<Phase, number>, pad?: string): Promise<void> {
   const key = { sessionId: "breakdown" };
@@ -79,7 +82,9 @@ try {
       for (let i = 0; i < TURNS; i++) await turn(stores[name], times, padOf(name));
       const phases = PHASES.map((phase) => `${phase} ${(times[phase] / TURNS).toFixed(1)} µs`).join(", ");
       const total = PHASES.reduce((sum, phase) => sum + times[phase], 0) / TURNS;
-      console.log(`round ${round} ${name.padEnd(13)} turn ${total.toFixed(1)} µs (${phases}); ${(counters[name].statements / TURNS).toFixed(1)} SQL statements a turn`);
+      console.log(
+        `round ${round} ${name.padEnd(13)} turn ${total.toFixed(1)} µs (${phases}); ${(counters[name].statements / TURNS).toFixed(1)} SQL statements a turn`,
+      );
     }
   }
   await Promise.all(Object.values(stores).map((store) => store.close()));

@@ -69,7 +69,15 @@ export async function privacyCost(redisUrl: string, settings: Settings, size = 1
       for (const [variant] of sides) {
         const turn = median(turns[variant] as number[]);
         const read = median(reads[variant] as number[]);
-        rows.push({ store, variant, turn, read, turnWhole: median(wholeTurns[variant] as number[]), readWhole: median(wholeReads[variant] as number[]), turnRatio: turn / plain });
+        rows.push({
+          store,
+          variant,
+          turn,
+          read,
+          turnWhole: median(wholeTurns[variant] as number[]),
+          readWhole: median(wholeReads[variant] as number[]),
+          turnRatio: turn / plain,
+        });
       }
     }
   } finally {

@@ -50,8 +50,19 @@ const PAIRS: [string, string][] = [
 ];
 
 /** Small talk: `{me}` is the speaker, `{you}` the friend. Most of the lines name someone, or say an everyday word a question also says. */
-const GREETINGS = ["Hey {you}! How was your week?", "Hi {you}, good to hear from you.", "{you}! I was just thinking about you.", "Morning {you}! Got a minute?", "Hey {you}, long time no talk!"];
-const REPLIES = ["Hi {you}! Busy, but good.", "Hey {you}! Not bad at all, work has been busy though.", "{you}! Perfect timing, I am on my break.", "Hi {you}, same old here."];
+const GREETINGS = [
+  "Hey {you}! How was your week?",
+  "Hi {you}, good to hear from you.",
+  "{you}! I was just thinking about you.",
+  "Morning {you}! Got a minute?",
+  "Hey {you}, long time no talk!",
+];
+const REPLIES = [
+  "Hi {you}! Busy, but good.",
+  "Hey {you}! Not bad at all, work has been busy though.",
+  "{you}! Perfect timing, I am on my break.",
+  "Hi {you}, same old here.",
+];
 const CLOSINGS = ["Talk soon {you}, take care!", "Bye {you}, have a good weekend!", "Night {you}!", "Catch you later {you}.", "Speak soon, {you}!"];
 const SMALL_TALK = [
   "Not bad at all, {you}, work has been busy though.",
@@ -126,7 +137,8 @@ export function recallConversations(conversations = 10, sessions = 24): SetConve
         for (let tries = 0; !event && tries < 8; tries++) event = pick(EVENTS)(lives[speaker], pick);
         if (!event) continue;
         for (const turn of event.turns) say(turn.by === "self" ? speaker : other(speaker), turn.text, turn.evidence);
-        for (const q of event.questions) out.questions.push({ kind: q.kind, question: q.question, evidence: q.evidence.map((label) => labels.get(label) as [number, number]) });
+        for (const q of event.questions)
+          out.questions.push({ kind: q.kind, question: q.question, evidence: q.evidence.map((label) => labels.get(label) as [number, number]) });
         for (let n = 0; n < 1 + Math.floor(random() * 4); n++) chat(n % 2 === 0 ? other(speaker) : speaker);
       }
       chat("A", CLOSINGS);

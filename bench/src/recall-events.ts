@@ -45,7 +45,18 @@ export interface Life {
 export const V = {
   breeds: ["greyhound", "beagle", "spaniel", "terrier", "collie", "labrador", "dachshund", "whippet"],
   petNames: ["Pretzel", "Juniper", "Waffles", "Biscuit", "Clementine", "Noodle", "Saffron", "Marble", "Tofu", "Pickle", "Ziggy", "Hazel"],
-  companies: ["Kestrel Bank", "Orbit Foods", "Babbage Labs", "Nimbus Air", "Quill Press", "Tidal Power", "Vesta Clinic", "Zephyr Games", "Lumen Studio", "Harbor Logistics"],
+  companies: [
+    "Kestrel Bank",
+    "Orbit Foods",
+    "Babbage Labs",
+    "Nimbus Air",
+    "Quill Press",
+    "Tidal Power",
+    "Vesta Clinic",
+    "Zephyr Games",
+    "Lumen Studio",
+    "Harbor Logistics",
+  ],
   roles: ["data analyst", "nurse", "product designer", "sous chef", "civil engineer", "copywriter", "lab technician", "project manager"],
   cities: ["Lisbon", "Oslo", "Porto", "Krakow", "Bergen", "Ghent", "Turin", "Malmo", "Leeds", "Graz", "Split", "Tartu", "Seville", "Bruges", "Lyon", "Trieste"],
   landmarks: ["the old lighthouse", "the castle ruins", "the glacier viewpoint", "the cathedral tower", "the waterfall trail", "the hilltop monastery"],
@@ -83,7 +94,14 @@ export const EVENTS: EventMaker[] = [
     const [breed, pet, day, s] = [pick(V.breeds), pick(V.petNames), pick(V.weekdays), life.label("pet")];
     return {
       turns: [
-        { by: "self", text: pick([`Big news, we adopted a ${breed} puppy on ${day} and named him ${pet}!`, `So on ${day} we brought home a little ${breed} puppy. We named him ${pet}.`]), evidence: s },
+        {
+          by: "self",
+          text: pick([
+            `Big news, we adopted a ${breed} puppy on ${day} and named him ${pet}!`,
+            `So on ${day} we brought home a little ${breed} puppy. We named him ${pet}.`,
+          ]),
+          evidence: s,
+        },
         { by: "friend", text: pick([`${pet}, what a great name! Puppies are a lot of work though.`, `Aww, I love ${breed}s. Send me pictures of ${pet}!`]) },
         { by: "self", text: "He already chewed one of my shoes, but he is worth it." },
       ],
@@ -99,7 +117,10 @@ export const EVENTS: EventMaker[] = [
     const before = life.job;
     if (before && (before.company === company || life.done.has("job2"))) return undefined;
     const text = before
-      ? pick([`I handed in my notice at ${before.company}. Starting Monday I am a ${role} at ${company}.`, `Finally left ${before.company}! I joined ${company} as a ${role} last week.`])
+      ? pick([
+          `I handed in my notice at ${before.company}. Starting Monday I am a ${role} at ${company}.`,
+          `Finally left ${before.company}! I joined ${company} as a ${role} last week.`,
+        ])
       : pick([`I got the job! I am going to be a ${role} at ${company}.`, `First week as a ${role} at ${company} is done, everyone there is lovely.`]);
     life.job = { company, role, said: s };
     if (before) life.done.add("job2");
@@ -121,7 +142,14 @@ export const EVENTS: EventMaker[] = [
     if (!once(life, `trip ${city}`)) return undefined;
     return {
       turns: [
-        { by: "self", text: pick([`Just got back from ${city}. We hiked up to ${landmark} and the view was unreal.`, `The trip to ${city} was perfect, the best part was the walk to ${landmark}.`]), evidence: s },
+        {
+          by: "self",
+          text: pick([
+            `Just got back from ${city}. We hiked up to ${landmark} and the view was unreal.`,
+            `The trip to ${city} was perfect, the best part was the walk to ${landmark}.`,
+          ]),
+          evidence: s,
+        },
         { by: "friend", text: pick([`I have always wanted to see ${city}!`, "That sounds like the break you needed."]) },
       ],
       questions: [
@@ -155,7 +183,9 @@ export const EVENTS: EventMaker[] = [
         { by: "self", text: `${friend.name} and I saw ${band} live on Friday, we danced the whole night.`, evidence: s },
         { by: "friend", text: `I love ${band}! Was the crowd good?` },
       ],
-      questions: [{ kind: "multi-hop", question: `Which band did ${life.name} see with the friend from the ${friend.hobby} class?`, evidence: [friend.said, s] }],
+      questions: [
+        { kind: "multi-hop", question: `Which band did ${life.name} see with the friend from the ${friend.hobby} class?`, evidence: [friend.said, s] },
+      ],
     };
   },
   (life, pick) => {
@@ -177,7 +207,11 @@ export const EVENTS: EventMaker[] = [
     if (!once(life, `book ${book}`)) return undefined;
     return {
       turns: [
-        { by: "self", text: pick([`I am reading ${book} by ${author}, I could not put it down last night.`, `Finished ${book} by ${author} on the train, what an ending.`]), evidence: s },
+        {
+          by: "self",
+          text: pick([`I am reading ${book} by ${author}, I could not put it down last night.`, `Finished ${book} by ${author} on the train, what an ending.`]),
+          evidence: s,
+        },
         { by: "friend", text: pick(["Add it to my list, I need something new.", `I tried ${book} once but never finished it.`]) },
       ],
       questions: [

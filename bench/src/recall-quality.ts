@@ -57,7 +57,9 @@ function bm25(conversation: SetConversation): Ranker {
 
 /** The offline embeddings alone: cosine similarity of each turn's vector to the question's, an exact scan. */
 function vectors(conversation: SetConversation, embeddings: HashingEmbeddings): Ranker {
-  const docs = conversation.sessions.flatMap((session, s) => session.turns.map((turn, t) => ({ at: [s, t] as [number, number], vector: embeddings.vector(turn.text) })));
+  const docs = conversation.sessions.flatMap((session, s) =>
+    session.turns.map((turn, t) => ({ at: [s, t] as [number, number], vector: embeddings.vector(turn.text) })),
+  );
   return async (question, k) => {
     const query = embeddings.vector(question);
     return docs
@@ -103,12 +105,20 @@ export async function recallQualityScores(options: { conversations?: number; ses
     for (const conversation of set) {
       const scope = { userId: conversation.id };
       for (const [s, session] of conversation.sessions.entries()) {
-        await store.append({ ...scope, conversationId: `s${s}` }, session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))));
+        await store.append(
+          { ...scope, conversationId: `s${s}` },
+          session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))),
+        );
         await recall.resume(store, scope);
       }
       const memoria: Ranker = async (question, k) => {
         const passages = await recall.search(store, scope, question, { k });
-        return passages.flatMap((passage) => Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [Number(String(passage.session.conversationId).slice(1)), passage.from + i]));
+        return passages.flatMap((passage) =>
+          Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [
+            Number(String(passage.session.conversationId).slice(1)),
+            passage.from + i,
+          ]),
+        );
       };
       const systems: [string, Ranker][] = [
         ["memoria (default recall)", memoria],
@@ -138,7 +148,14 @@ export async function recallQualityScores(options: { conversations?: number; ses
     const kinds = [...new Set(set.flatMap((c) => c.questions.map((q) => q.kind)))].sort();
     return [...results].flatMap(([system, list]) => [
       score(system, "all", list, times.get(system) ?? []),
-      ...kinds.map((kind) => score(system, kind, list.filter((q) => q.kind === kind), [])),
+      ...kinds.map((kind) =>
+        score(
+          system,
+          kind,
+          list.filter((q) => q.kind === kind),
+          [],
+        ),
+      ),
     ]);
   } finally {
     await recall.idle();

@@ -72,7 +72,11 @@ export function recallSet(): RecallUser[] {
       { question: "What do I do on Saturdays with my cousin?", answerIn: says.hobby },
       moves
         ? { question: `Where does ${name} live now?`, answerIn: says.move, changed: { now: `${name} lives in ${newCity}`, before: `${name} lives in ${city}` } }
-        : { question: `Where does ${name} work now?`, answerIn: says.newJob, changed: { now: `${name} works at ${newJob}`, before: `${name} works at ${job}` } },
+        : {
+            question: `Where does ${name} work now?`,
+            answerIn: says.newJob,
+            changed: { now: `${name} works at ${newJob}`, before: `${name} works at ${job}` },
+          },
       { question: `Where did ${name} live before?`, answerIn: says.city },
     ];
     return { userId: `user-${u + 1}`, conversations, questions };

@@ -60,7 +60,7 @@ try {
     const before = aofBytes();
     for (let i = 0; i < 200; i++) await tenMessagesTurn();
     await settled();
-    const perTurn = (aofBytes() - before) / 200 - (`*4\r\n$5\r\nltrim\r\n$${list.length}\r\n${list}\r\n$1\r\n0\r\n$1\r\n9\r\n`.length);
+    const perTurn = (aofBytes() - before) / 200 - `*4\r\n$5\r\nltrim\r\n$${list.length}\r\n${list}\r\n$1\r\n0\r\n$1\r\n9\r\n`.length;
     console.log(`${name}: ${perTurn.toFixed(0)} append-only-file bytes a turn`);
     for (const [label, micros] of times) console.log(`  ${label}: ${(micros.length / TURNS).toFixed(0)} a turn, median ${median(micros)} µs`);
   }

@@ -1,6 +1,13 @@
 import type { LengthPoint, RowKind } from "./latency.js";
 
-const COLORS: Record<string, string> = { "in-memory": "#4c78a8", sqlite: "#54a24b", postgres: "#e45756", redis: "#b279a2", file: "#f58518", mongodb: "#72b7b2" };
+const COLORS: Record<string, string> = {
+  "in-memory": "#4c78a8",
+  sqlite: "#54a24b",
+  postgres: "#e45756",
+  redis: "#b279a2",
+  file: "#f58518",
+  mongodb: "#72b7b2",
+};
 
 interface Series {
   label: string;
@@ -32,11 +39,15 @@ function panel(title: string, series: Series[], x0: number, width: number, heigh
     const y = top + plotH - ((e - yMin) / (yMax - yMin || 1)) * plotH;
     const label = 10 ** e >= 1 ? `${10 ** e}×` : `${+(10 ** e).toPrecision(1)}×`;
     const stroke = e === 0 ? "#888" : "#ddd";
-    parts.push(`<line x1="${left}" x2="${left + plotW}" y1="${y}" y2="${y}" stroke="${stroke}"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11">${label}</text>`);
+    parts.push(
+      `<line x1="${left}" x2="${left + plotW}" y1="${y}" y2="${y}" stroke="${stroke}"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" font-size="11">${label}</text>`,
+    );
   }
   for (const size of [...new Set(all.map(([x]) => x))]) {
     const x = px(size);
-    parts.push(`<line x1="${x}" x2="${x}" y1="${top}" y2="${top + plotH}" stroke="#eee"/><text x="${x}" y="${top + plotH + 16}" text-anchor="middle" font-size="11">${size.toLocaleString("en")}</text>`);
+    parts.push(
+      `<line x1="${x}" x2="${x}" y1="${top}" y2="${top + plotH}" stroke="#eee"/><text x="${x}" y="${top + plotH + 16}" text-anchor="middle" font-size="11">${size.toLocaleString("en")}</text>`,
+    );
   }
   parts.push(`<text x="${left + plotW / 2}" y="${top + plotH + 34}" text-anchor="middle" font-size="12">messages in the session (log scale)</text>`);
   series.forEach((s, i) => {
@@ -45,7 +56,9 @@ function panel(title: string, series: Series[], x0: number, width: number, heigh
     for (const [x, y] of s.points) parts.push(`<circle cx="${px(x).toFixed(1)}" cy="${py(y).toFixed(1)}" r="3" fill="${s.color}"/>`);
     const lx = left + (i % 2) * (plotW / 2);
     const ly = top + plotH + 52 + Math.floor(i / 2) * 16;
-    parts.push(`<line x1="${lx}" x2="${lx + 22}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="7,5"' : ""}/><text x="${lx + 28}" y="${ly}" font-size="11">${escapeXml(s.label)}</text>`);
+    parts.push(
+      `<line x1="${lx}" x2="${lx + 22}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="7,5"' : ""}/><text x="${lx + 28}" y="${ly}" font-size="11">${escapeXml(s.label)}</text>`,
+    );
   });
   return parts.join("\n");
 }

@@ -172,7 +172,12 @@ export function fileKind(): StoreKind {
  * that server lacks.
  */
 export function mongoKind(url: string, realServer: boolean): StoreKind {
-  return { name: "mongodb", memoria: memoriaSide(createMongoStore({ url, dbName: "bench" })), maxSize: realServer ? undefined : 1_000, quickMaxSize: realServer ? undefined : 20 };
+  return {
+    name: "mongodb",
+    memoria: memoriaSide(createMongoStore({ url, dbName: "bench" })),
+    maxSize: realServer ? undefined : 1_000,
+    quickMaxSize: realServer ? undefined : 20,
+  };
 }
 
 export function sqliteKind(): StoreKind {
@@ -201,11 +206,13 @@ export async function postgresKind(url: string): Promise<StoreKind> {
       history,
       async (sessionId, count) => {
         for (let from = 0; from < count; from += BATCH) {
-          const rows = mapChatMessagesToStoredMessages(conversation(Math.min(BATCH, count - from), from)).map(({ type, data }) => JSON.stringify({ ...data, type }));
-          await pool.query(
-            `INSERT INTO ${table} (session_id, message) SELECT $1, m::jsonb FROM unnest($2::text[]) WITH ORDINALITY AS u(m, n) ORDER BY n`,
-            [sessionId, rows],
+          const rows = mapChatMessagesToStoredMessages(conversation(Math.min(BATCH, count - from), from)).map(({ type, data }) =>
+            JSON.stringify({ ...data, type }),
           );
+          await pool.query(`INSERT INTO ${table} (session_id, message) SELECT $1, m::jsonb FROM unnest($2::text[]) WITH ORDINALITY AS u(m, n) ORDER BY n`, [
+            sessionId,
+            rows,
+          ]);
         }
       },
       () => pool.end(),

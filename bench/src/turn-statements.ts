@@ -29,15 +29,25 @@ try {
   const model = RunnableLambda.from(async (prompt: string) => answerMemoryPrompt(prompt) ?? "NONE") as unknown as ExtractionModel;
   const variants: Record<string, MemoryStrategy & { idle?: () => Promise<void> }> = {
     "buffer memory": bufferMemory(),
-    "buffer + facts + recall": combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"] }), bufferMemory()),
+    "buffer + facts + recall": combineMemory(
+      factMemory({ model, scope: ["userId"] }),
+      recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"] }),
+      bufferMemory(),
+    ),
   };
   for (const [i, [name, memory]] of Object.entries(variants).entries()) {
-    const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(async () => new AIMessage("Noted.")), store, sessionFields: ["userId", "conversationId"], memory });
+    const chain = new RunnableWithMessageHistory({
+      runnable: RunnableLambda.from(async () => new AIMessage("Noted.")),
+      store,
+      sessionFields: ["userId", "conversationId"],
+      memory,
+    });
     const say = async (text: string, conversationId: string) => {
       await chain.invoke([new HumanMessage(text)], { configurable: { userId: `user-${i}`, conversationId } });
       await memory.idle?.();
     };
-    for (let n = 0; n < 20; n++) for (const text of [`Bench${n} lives in City${n}.`, `Note ${n}: the meeting moved to room ${n}.`]) await say(text, `past-${n}`);
+    for (let n = 0; n < 20; n++)
+      for (const text of [`Bench${n} lives in City${n}.`, `Note ${n}: the meeting moved to room ${n}.`]) await say(text, `past-${n}`);
     for (let round = 0; round < 3; round++) await say(`Where is meeting ${round} now?`, "now");
     counted = 0;
     await chain.invoke([new HumanMessage("Where is meeting 7 now?")], { configurable: { userId: `user-${i}`, conversationId: "now" } });

@@ -38,7 +38,10 @@ export async function concurrentTurns(kinds: StoreKind[]): Promise<ConcurrencyRe
   const TURNS = 50;
   const results: ConcurrencyResult[] = [];
   for (const kind of kinds) {
-    for (const [system, side] of [["memoria", kind.memoria], ["langchain", kind.langchain]] as [string, Side | undefined][]) {
+    for (const [system, side] of [
+      ["memoria", kind.memoria],
+      ["langchain", kind.langchain],
+    ] as [string, Side | undefined][]) {
       if (!side) continue;
       const sessionId = `w4-${crypto.randomUUID()}`;
       const completion: { turn: number; saw: number }[] = [];
@@ -117,10 +120,26 @@ export async function ceilings(redisPort: number, settings: Settings): Promise<C
   const out: Ceiling[] = [];
   const requests = settings.quick ? "5000" : "100000";
   for (const clients of ["1", "50"]) {
-    const { stdout } = await run("redis-benchmark", ["-h", "127.0.0.1", "-p", String(redisPort), "-t", "rpush,lrange_100", "-n", requests, "-c", clients, "-q"]);
+    const { stdout } = await run("redis-benchmark", [
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(redisPort),
+      "-t",
+      "rpush,lrange_100",
+      "-n",
+      requests,
+      "-c",
+      clients,
+      "-q",
+    ]);
     for (const line of stdout.split(/\r|\n/).filter((l) => /requests per second/.test(l))) {
       const [name, rate] = line.split(":").map((part) => part.trim());
-      out.push({ name: `redis-benchmark ${name} (${clients} client${clients === "1" ? "" : "s"})`, value: rate?.replace(/,.*$/, "") ?? "", note: "the Redis server's own ceiling" });
+      out.push({
+        name: `redis-benchmark ${name} (${clients} client${clients === "1" ? "" : "s"})`,
+        value: rate?.replace(/,.*$/, "") ?? "",
+        note: "the Redis server's own ceiling",
+      });
     }
   }
   const dir = mkdtempSync(join(tmpdir(), "memoria-ceiling-"));
@@ -148,8 +167,16 @@ export async function ceilings(redisPort: number, settings: Settings): Promise<C
       settings.quick ? 50 : 1_000,
       20,
     );
-    out.push({ name: "bare better-sqlite3: one transaction of 2 inserts (WAL, synchronous=FULL)", value: `${median(samples.bare as number[]).toFixed(3)} ms`, note: "the SQLite ceiling for saving a turn" });
-    out.push({ name: "memoria createSqliteStore().append(2 messages)", value: `${median(samples.memoria as number[]).toFixed(3)} ms`, note: "the same, through memoria" });
+    out.push({
+      name: "bare better-sqlite3: one transaction of 2 inserts (WAL, synchronous=FULL)",
+      value: `${median(samples.bare as number[]).toFixed(3)} ms`,
+      note: "the SQLite ceiling for saving a turn",
+    });
+    out.push({
+      name: "memoria createSqliteStore().append(2 messages)",
+      value: `${median(samples.memoria as number[]).toFixed(3)} ms`,
+      note: "the same, through memoria",
+    });
     db.close();
     await store.close();
   } finally {

@@ -142,7 +142,12 @@ async function warmUp(worker: Worker, ms: number): Promise<void> {
  * only that process's luck.
  */
 export async function wrapperCost(settings: { quick: boolean }): Promise<WrapperCost[]> {
-  const shapes = settings.quick ? [[10, 10]] : [[1, 2_000], [1_000, 5]];
+  const shapes = settings.quick
+    ? [[10, 10]]
+    : [
+        [1, 2_000],
+        [1_000, 5],
+      ];
   const runs = settings.quick ? 2 : 7;
   const warmupMs = settings.quick ? 0 : 1_000;
   const processes = settings.quick ? 1 : 3;
@@ -167,7 +172,9 @@ export async function wrapperCost(settings: { quick: boolean }): Promise<Wrapper
     const perTurn = (name: W1Contender) => median(rounds.flatMap((inRound) => inRound[W1_CONTENDERS.indexOf(name)] as number[])) / (sessions * turns);
     // A round measures every process once, within seconds: the machine's drift over a run (every
     // contender slowed alike, by up to 2x, in later rounds) cancels in a round's ratio.
-    const roundMedians = rounds.map((inRound) => Object.fromEntries(W1_CONTENDERS.map((name, i) => [name, median(inRound[i] as number[])])) as Record<W1Contender, number>);
+    const roundMedians = rounds.map(
+      (inRound) => Object.fromEntries(W1_CONTENDERS.map((name, i) => [name, median(inRound[i] as number[])])) as Record<W1Contender, number>,
+    );
     const overRounds = (of: (round: Record<W1Contender, number>) => number) => median(roundMedians.map(of));
     results.push({
       workload: `${sessions === 1 ? "1 session" : `${sessions.toLocaleString("en")} sessions`} × ${turns.toLocaleString("en")} turns`,

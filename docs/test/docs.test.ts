@@ -34,7 +34,10 @@ beforeAll(async () => {
   for (const block of blocks) if (block.mode !== "fragment") writeFileSync(join(generated, blockFileName(block)), blockModule(block, names));
   const byFile = new Map(blocks.map((block) => [blockFileName(block), block]));
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
-  const output = await promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.blocks.json", "--pretty", "false"], { cwd: docs, maxBuffer: 16 * 1024 * 1024 }).then(
+  const output = await promisify(execFile)(process.execPath, [tsc, "-p", "tsconfig.blocks.json", "--pretty", "false"], {
+    cwd: docs,
+    maxBuffer: 16 * 1024 * 1024,
+  }).then(
     ({ stdout }) => stdout,
     (error: { stdout?: string }) => error.stdout ?? String(error),
   );

@@ -47,7 +47,10 @@ export async function main(log: (line: string) => void = console.log): Promise<v
   // A new conversation: the prompt the model gets holds the profile, the facts that
   // hold now (and the one replaced), and the earlier message the question recalls.
   log("prompt of a new conversation:");
-  await chat.invoke({ input: "Which book do I like?" }, { configurable: { userId: "ada", conversationId: "sunday" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] });
+  await chat.invoke(
+    { input: "Which book do I like?" },
+    { configurable: { userId: "ada", conversationId: "sunday" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] },
+  );
   await memory.idle();
 
   await store.delete({ userId: "ada" }); // erases her conversations, facts, profile and vectors

@@ -38,7 +38,10 @@ export class OfflineChatModel extends BaseChatModel {
     const summarize = /^Progressively summarize[\s\S]*Current summary:\n([\s\S]*?)\n\nNew lines of conversation:\n([\s\S]*?)\n\nNew summary:/.exec(question);
     if (summarize) {
       // An extractive summary: what the human said, appended to the summary so far.
-      const said = (summarize[2] ?? "").split("\n").filter((line) => line.startsWith("Human: ")).map((line) => `The human said: "${line.slice(7)}".`);
+      const said = (summarize[2] ?? "")
+        .split("\n")
+        .filter((line) => line.startsWith("Human: "))
+        .map((line) => `The human said: "${line.slice(7)}".`);
       return [summarize[1], ...said].filter(Boolean).join(" ");
     }
     // Memory blocks are not messages of the conversation, in whichever role they came.

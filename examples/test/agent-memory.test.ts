@@ -31,7 +31,9 @@ function respond(request: ChatCompletionRequest): ChatCompletionReply {
   const sinceUser = request.messages.slice(request.messages.findLastIndex((message) => message.role === "user") + 1);
   const results = sinceUser.filter((message) => message.role === "tool").map((message) => textOf(message.content));
   if (/remember that/i.test(lastUser)) {
-    return results.length ? { content: "I will remember that." } : call("r1", "remember", { subject: "the user", statement: "The user is allergic to peanuts" });
+    return results.length
+      ? { content: "I will remember that." }
+      : call("r1", "remember", { subject: "the user", statement: "The user is allergic to peanuts" });
   }
   if (/what am i allergic to/i.test(lastUser)) {
     if (results.length === 0) return call("s1", "search_memory", { query: "allergic" });
@@ -86,11 +88,17 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     expect(system).toContain("The user is allergic to peanuts");
     // search_memory answered with the fact's id, date and source conversation.
     const found = textOf(two.bodies[1]?.messages.at(-1)?.content);
-    expect(found).toContain(`[f1] The user is allergic to peanuts (about the user; since ${new Date().toISOString().slice(0, 10)}; from conversation threadId=c1&userId=ada, message 1)`);
+    expect(found).toContain(
+      `[f1] The user is allergic to peanuts (about the user; since ${new Date().toISOString().slice(0, 10)}; from conversation threadId=c1&userId=ada, message 1)`,
+    );
 
     const forget = await run("c2", "Please forget that I am allergic.");
     expect(forget.answer).toBe("Forgotten.");
-    const toolResults = forget.bodies.at(-1)?.messages.filter((message) => message.role === "tool").slice(-3).map((message) => textOf(message.content));
+    const toolResults = forget.bodies
+      .at(-1)
+      ?.messages.filter((message) => message.role === "tool")
+      .slice(-3)
+      .map((message) => textOf(message.content));
     // A schema violation and an unknown id: error results the model read, then the right id.
     expect(toolResults?.[0]).toContain('did not match expected schema\n\n✖ a fact id looks like "f3"\n  → at id');
     expect(toolResults?.[1]).toBe('Error: No fact "f99" in memory; search_memory lists the facts with their ids.');
@@ -123,7 +131,12 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
     expect(textOf(server.requests[from]?.messages[0]?.content)).toContain("Bob lives in Oslo");
     // Placed as a user message, the block goes before the conversation, and the system message stays as it was.
     const asUser = factMemory({ model, scope: ["userId"], structured: false, placement: "user" });
-    const userPlaced = createAgent({ model, tools: [], systemPrompt: "Be brief.", middleware: [memoriaMiddleware({ store, memory: asUser, keyFields: ["userId"] })] });
+    const userPlaced = createAgent({
+      model,
+      tools: [],
+      systemPrompt: "Be brief.",
+      middleware: [memoriaMiddleware({ store, memory: asUser, keyFields: ["userId"] })],
+    });
     const next = server.requests.length;
     await userPlaced.invoke({ messages: [new HumanMessage("Where is home?")] }, { configurable: { thread_id: "t3", userId: "bob" } });
     const sent = server.requests[next]?.messages ?? [];
@@ -139,7 +152,11 @@ describe("an agent with memoria's tools and middleware (createAgent, ChatOpenAI,
   it("compacts old tool results in what the model is given, past a budget, while the thread keeps every original", async () => {
     const store = createSqliteStore({ path: join(dir, "compaction.db") });
     const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
-    const lookup = tool(async ({ item }) => `${item}: ${"a long catalogue entry, ".repeat(60)}`, { name: "lookup", description: "Looks an item up", schema: z.object({ item: z.string() }) });
+    const lookup = tool(async ({ item }) => `${item}: ${"a long catalogue entry, ".repeat(60)}`, {
+      name: "lookup",
+      description: "Looks an item up",
+      schema: z.object({ item: z.string() }),
+    });
     const agent = createAgent({
       model,
       tools: [lookup],

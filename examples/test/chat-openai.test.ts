@@ -18,7 +18,10 @@ beforeAll(async () => {
     if (request.tools?.length && last.role === "user") {
       return { toolCalls: [{ id: "call_42", name: "get_weather", arguments: JSON.stringify({ city: "Oslo" }) }] };
     }
-    return { content: `reply #${request.messages.length} to: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}`, usage: { prompt_tokens: 11, completion_tokens: 7 } };
+    return {
+      content: `reply #${request.messages.length} to: ${typeof last.content === "string" ? last.content : JSON.stringify(last.content)}`,
+      usage: { prompt_tokens: 11, completion_tokens: 7 },
+    };
   });
 });
 afterAll(() => server.stop());
@@ -69,7 +72,12 @@ describe("ChatOpenAI through memoria", () => {
 
   it("keeps tool calls through the round trip into the next request", async () => {
     const store = createSqliteStore({ path: ":memory:" });
-    const tools = [{ type: "function" as const, function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const tools = [
+      {
+        type: "function" as const,
+        function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } } } },
+      },
+    ];
     const chat = new RunnableWithMessageHistory({ runnable: model().bindTools(tools), store });
     const config = { configurable: { sessionId: "tools" } };
     for await (const _ of await chat.stream("weather in Oslo?", config)) void _;
@@ -116,7 +124,12 @@ describe("pnpm demo with OPENAI_BASE_URL", () => {
       const body = server.requests[server.requests.length - 1]!;
       expect(body.model).toBe("local-llama");
       expect(body.stream).toBe(true);
-      expect(body.messages.map((m) => m.content)).toEqual(["You are memoria's demo assistant.", "My name is Ada", "reply #2 to: My name is Ada", "What is my name?"]);
+      expect(body.messages.map((m) => m.content)).toEqual([
+        "You are memoria's demo assistant.",
+        "My name is Ada",
+        "reply #2 to: My name is Ada",
+        "What is my name?",
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -46,7 +46,11 @@ describe("the store kit around a failing engine", () => {
     const other = new Database(path);
     other.exec("DROP TABLE messages");
     other.close();
-    await expect(store.read(key)).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored", message: expect.stringContaining("sqlite-engine-example") });
+    await expect(store.read(key)).rejects.toMatchObject({
+      code: "STORE_UNAVAILABLE",
+      outcome: "not-stored",
+      message: expect.stringContaining("sqlite-engine-example"),
+    });
     await expect(store.append(key, [new HumanMessage("again")])).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "unknown" });
     await store.close();
     // Closed: refused by the kit before the engine (whose database handle is gone) is called.

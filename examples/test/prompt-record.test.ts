@@ -24,7 +24,8 @@ beforeAll(async () => {
   server = await startOpenAICompatibleServer((request) => {
     const last = request.messages.at(-1);
     // An agent's first call asks for the weather tool; its second answers from the tool's result.
-    if (request.tools?.length && last?.role === "user" && /weather/i.test(String(last.content))) return { toolCalls: [{ id: "call_1", name: "get_weather", arguments: JSON.stringify({ city: "Oslo" }) }] };
+    if (request.tools?.length && last?.role === "user" && /weather/i.test(String(last.content)))
+      return { toolCalls: [{ id: "call_1", name: "get_weather", arguments: JSON.stringify({ city: "Oslo" }) }] };
     return { content: `reply to ${String(last?.content)}`, usage: { prompt_tokens: 31, completion_tokens: 4 } };
   });
 });
@@ -40,7 +41,14 @@ const pinned: MemoryStrategy = { name: "pinned", load: async (context) => [new S
 function chat(store: ReturnType<typeof createSqliteStore> | ReturnType<typeof encryptStore>, recordPrompts = true) {
   const prompt = ChatPromptTemplate.fromMessages([["system", "Be brief."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
   const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
-  return new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, memory: pinned, inputMessagesKey: "input", historyMessagesKey: "history", recordPrompts });
+  return new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    store,
+    memory: pinned,
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    recordPrompts,
+  });
 }
 
 /** A record's parts as the request's messages: stored ones read back by position. */

@@ -152,7 +152,9 @@ interface ChatOptions {
 
 /** The demo's chain: a system prompt, the history, the input; and a way to wait for long-term memory's work. */
 function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
-  const combined = longTerm ? combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(env), scope: ["userId"] }), memory) : undefined;
+  const combined = longTerm
+    ? combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(env), scope: ["userId"] }), memory)
+    : undefined;
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are memoria's demo assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
   const runnable = new RunnableWithMessageHistory({
     runnable: prompt.pipe(model),
@@ -170,7 +172,11 @@ function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
 function embeddingsFor(env: NodeJS.ProcessEnv) {
   const model = env.OPENAI_EMBEDDINGS_MODEL;
   if (!model) return new HashingEmbeddings();
-  return new OpenAIEmbeddings({ model, apiKey: env.OPENAI_API_KEY ?? "not-needed", configuration: env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined });
+  return new OpenAIEmbeddings({
+    model,
+    apiKey: env.OPENAI_API_KEY ?? "not-needed",
+    configuration: env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined,
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

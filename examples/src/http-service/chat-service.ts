@@ -1,7 +1,15 @@
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { type AccessRequest, type Authorize, ForbiddenError, type HistoryStore, InvalidSessionKeyError, MemoriaError, RunnableWithMessageHistory } from "@memoria/core";
+import {
+  type AccessRequest,
+  type Authorize,
+  ForbiddenError,
+  type HistoryStore,
+  InvalidSessionKeyError,
+  MemoriaError,
+  RunnableWithMessageHistory,
+} from "@memoria/core";
 import { guardStore } from "@memoria/privacy";
 
 export interface ChatServiceOptions {
@@ -83,11 +91,7 @@ export function createChatService(options: ChatServiceOptions) {
   const authorize = options.authorize ?? ownConversationsOnly;
   const guarded = guardStore(options.store, authorize);
   const limit = options.maxBodyBytes ?? 64 * 1024;
-  const prompt = ChatPromptTemplate.fromMessages([
-    ["system", "You are a helpful assistant."],
-    new MessagesPlaceholder("history"),
-    ["human", "{message}"],
-  ]);
+  const prompt = ChatPromptTemplate.fromMessages([["system", "You are a helpful assistant."], new MessagesPlaceholder("history"), ["human", "{message}"]]);
   const chat = new RunnableWithMessageHistory({
     runnable: prompt.pipe(options.model),
     store: options.store,

@@ -17,7 +17,14 @@ export async function main(log: (line: string) => void = console.log): Promise<v
   const facts = factMemory({ model, scope: ["userId"] }); // one set of facts per user, across conversations
   const memory = combineMemory(facts, windowMemory({ k: 2 }));
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are a helpful assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
-  const chat = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, sessionFields: ["userId", "conversationId"], inputMessagesKey: "input", historyMessagesKey: "history", memory });
+  const chat = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    store,
+    sessionFields: ["userId", "conversationId"],
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    memory,
+  });
 
   await chat.invoke({ input: "Ada lives in London." }, { configurable: { userId: "u1", conversationId: "march" } });
   await facts.idle(); // extraction runs after the turn is saved; wait only to show it
@@ -27,7 +34,10 @@ export async function main(log: (line: string) => void = console.log): Promise<v
   for (const fact of await facts.facts(store, { userId: "u1" })) {
     log(`${fact.statement}: since ${fact.since.slice(0, 10)}${fact.until ? `, until ${fact.until.slice(0, 10)} (replaced by ${fact.replacedBy})` : ""}`);
   }
-  await chat.invoke({ input: "Where does Ada live?" }, { configurable: { userId: "u1", conversationId: "july" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] });
+  await chat.invoke(
+    { input: "Where does Ada live?" },
+    { configurable: { userId: "u1", conversationId: "july" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] },
+  );
   await facts.idle();
   await store.close();
 }

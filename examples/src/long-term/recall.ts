@@ -19,12 +19,22 @@ export async function main(log: (line: string) => void = console.log): Promise<v
   const recall = recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"], k: 1, range: { before: 0, after: 1 } });
   const memory = combineMemory(recall, windowMemory({ k: 2 }));
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are a helpful assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
-  const chat = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, sessionFields: ["userId", "conversationId"], inputMessagesKey: "input", historyMessagesKey: "history", memory });
+  const chat = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    store,
+    sessionFields: ["userId", "conversationId"],
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    memory,
+  });
 
   const earlier = ["The wifi password at the cabin is larch-42.", "We should repaint the fence in spring.", "The dentist moved my appointment to Tuesday."];
   for (const input of earlier) await chat.invoke({ input }, { configurable: { userId: "u1", conversationId: "october" } });
   await recall.idle();
-  await chat.invoke({ input: "What was the cabin wifi password?" }, { configurable: { userId: "u1", conversationId: "december" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] });
+  await chat.invoke(
+    { input: "What was the cabin wifi password?" },
+    { configurable: { userId: "u1", conversationId: "december" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] },
+  );
   await recall.idle();
   await store.close();
 }

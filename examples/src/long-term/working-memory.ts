@@ -16,13 +16,23 @@ export async function main(log: (line: string) => void = console.log): Promise<v
   const profile = workingMemory({ model, scope: ["userId"] }); // or give `schema` for a JSON profile
   const memory = combineMemory(profile, windowMemory({ k: 2 }));
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are a helpful assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
-  const chat = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, sessionFields: ["userId", "conversationId"], inputMessagesKey: "input", historyMessagesKey: "history", memory });
+  const chat = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    store,
+    sessionFields: ["userId", "conversationId"],
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+    memory,
+  });
 
   await chat.invoke({ input: "My name is Ada and Ada works at Babbage Labs." }, { configurable: { userId: "u1", conversationId: "first" } });
   await chat.invoke({ input: "My favourite language is Haskell." }, { configurable: { userId: "u1", conversationId: "first" } });
   await profile.idle();
   log(`profile:\n${await profile.profile(store, { userId: "u1" })}`);
-  await chat.invoke({ input: "What is my name?" }, { configurable: { userId: "u1", conversationId: "second" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] });
+  await chat.invoke(
+    { input: "What is my name?" },
+    { configurable: { userId: "u1", conversationId: "second" }, callbacks: [new PromptPrinter((text) => log(text.trim()))] },
+  );
   await profile.idle();
   await store.close();
 }

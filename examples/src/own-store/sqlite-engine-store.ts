@@ -30,11 +30,17 @@ export function sqliteEngine(path: string): StoreEngine {
   const write = <T>(body: () => T): T => db.transaction(body).immediate();
 
   /** A fenced write goes ahead only while its lock is held by the token it carries. */
-  const fenceHeld = (id: string, fence: string | undefined) => fence === undefined || one<{ owner: string }>("SELECT owner FROM locks WHERE id = ?", id)?.owner === fence;
+  const fenceHeld = (id: string, fence: string | undefined) =>
+    fence === undefined || one<{ owner: string }>("SELECT owner FROM locks WHERE id = ?", id)?.owner === fence;
   /** The session's row, made when a write is its first; an append also marks it active. */
   const touch = (id: string, active: boolean) => {
     const now = Date.now();
-    run(`INSERT INTO sessions (id, created_at, active_at) VALUES (?, ?, ?) ON CONFLICT (id) DO ${active ? "UPDATE SET active_at = excluded.active_at" : "NOTHING"}`, id, now, now);
+    run(
+      `INSERT INTO sessions (id, created_at, active_at) VALUES (?, ?, ?) ON CONFLICT (id) DO ${active ? "UPDATE SET active_at = excluded.active_at" : "NOTHING"}`,
+      id,
+      now,
+      now,
+    );
   };
   const countOf = (id: string) => one<{ n: number }>("SELECT count(*) AS n FROM messages WHERE id = ?", id)?.n ?? 0;
   /** Appends after the session's last message (seq numbers grow; trims and edits leave gaps). */
@@ -52,9 +58,10 @@ export function sqliteEngine(path: string): StoreEngine {
     capabilities: { ttl: false, crossProcessLock: true, sharedBackend: true },
 
     async read({ id }, last) {
-      const rows = last === undefined
-        ? all<{ payload: string }>("SELECT payload FROM messages WHERE id = ? ORDER BY seq", id)
-        : all<{ payload: string }>("SELECT payload FROM (SELECT seq, payload FROM messages WHERE id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", id, last);
+      const rows =
+        last === undefined
+          ? all<{ payload: string }>("SELECT payload FROM messages WHERE id = ? ORDER BY seq", id)
+          : all<{ payload: string }>("SELECT payload FROM (SELECT seq, payload FROM messages WHERE id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq", id, last);
       return rows.map((row) => row.payload);
     },
 
@@ -136,7 +143,10 @@ export function sqliteEngine(path: string): StoreEngine {
         take: async () =>
           run(
             "INSERT INTO locks (id, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at WHERE locks.expires_at < ? OR locks.owner = excluded.owner",
-            id, owner, Date.now() + ttlMs, Date.now(),
+            id,
+            owner,
+            Date.now() + ttlMs,
+            Date.now(),
           ) === 1,
         renew: async () => run("UPDATE locks SET expires_at = ? WHERE id = ? AND owner = ?", Date.now() + ttlMs, id, owner) === 1,
         release: async () => void run("DELETE FROM locks WHERE id = ? AND owner = ?", id, owner),

@@ -1,5 +1,13 @@
 import { HumanMessage } from "@langchain/core/messages";
-import { type HistoryStore, type IncompleteTurnPolicy, MemoriaError, type MemoryStrategy, type SessionKey, createSessionKey, memoryContext } from "@memoria/core";
+import {
+  type HistoryStore,
+  type IncompleteTurnPolicy,
+  MemoriaError,
+  type MemoryStrategy,
+  type SessionKey,
+  createSessionKey,
+  memoryContext,
+} from "@memoria/core";
 import type { UIMessage, UIMessageStreamOnFinishCallback } from "ai";
 import { strategiesOf } from "./memory-middleware.js";
 import { type SaveChatOptions, type SaveChatResult, saveChat } from "./save-chat.js";
@@ -45,11 +53,16 @@ const POLICIES: readonly IncompleteTurnPolicy[] = ["nothing", "input", "partial"
  * (`result.consumeStream()` alone does not: the response's stream is cancelled
  * and `onFinish` sees the answer cut short).
  */
-export function chatSaver<UI extends UIMessage = UIMessage>(store: HistoryStore, key: SessionKey | Record<string, string>, options: ChatSaverOptions = {}): UIMessageStreamOnFinishCallback<UI> {
+export function chatSaver<UI extends UIMessage = UIMessage>(
+  store: HistoryStore,
+  key: SessionKey | Record<string, string>,
+  options: ChatSaverOptions = {},
+): UIMessageStreamOnFinishCallback<UI> {
   const policy = options.saveOnCancel ?? "partial";
   const strategies = strategiesOf(options.memory, "chatSaver");
   const sessionKey = createSessionKey(key);
-  if (!POLICIES.includes(policy)) throw new MemoriaError("INVALID_ARGUMENT", `chatSaver: saveOnCancel must be "partial", "input" or "nothing", got ${JSON.stringify(policy)}.`);
+  if (!POLICIES.includes(policy))
+    throw new MemoriaError("INVALID_ARGUMENT", `chatSaver: saveOnCancel must be "partial", "input" or "nothing", got ${JSON.stringify(policy)}.`);
   return async ({ messages, responseMessage, isAborted, isCancelled }) => {
     const early = isAborted || isCancelled === true;
     if (early && policy === "nothing") return;
@@ -61,7 +74,9 @@ export function chatSaver<UI extends UIMessage = UIMessage>(store: HistoryStore,
       await options.onSaved?.(result);
       if (strategies.length > 0 && result.stored.length > 0) {
         // The turn is stored: a failure of the work after it never fails the turn (the strategies catch up next time).
-        await afterTurn(store, sessionKey, strategies, result).catch((error) => report(error, options.onMemoryError, "the memory work after a stored chat turn failed"));
+        await afterTurn(store, sessionKey, strategies, result).catch((error) =>
+          report(error, options.onMemoryError, "the memory work after a stored chat turn failed"),
+        );
       }
     } catch (error) {
       await report(error, options.onSaveError, "saving a chat turn failed; the turn is not stored");
@@ -83,5 +98,8 @@ async function report(error: unknown, handler: ((error: unknown) => void | Promi
   } catch (thrown) {
     error = thrown;
   }
-  process.emitWarning(`memoria: ${what}: ${error instanceof Error ? error.message : String(error)}`, { type: "MemoriaWarning", code: (error as { code?: string })?.code });
+  process.emitWarning(`memoria: ${what}: ${error instanceof Error ? error.message : String(error)}`, {
+    type: "MemoriaWarning",
+    code: (error as { code?: string })?.code,
+  });
 }

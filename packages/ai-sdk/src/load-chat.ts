@@ -58,16 +58,22 @@ function pageSize(last: number | undefined): number | undefined {
  * message, so one stale message never fails the chat. Messages LangChain wrote to
  * the same session (RunnableWithMessageHistory, an agent) load as UI messages too.
  */
-export async function loadChat<UI extends UIMessage = UIMessage>(store: HistoryStore, key: SessionKey | Record<string, string>, options: LoadChatOptions<UI> = {}): Promise<LoadedChat<UI>> {
+export async function loadChat<UI extends UIMessage = UIMessage>(
+  store: HistoryStore,
+  key: SessionKey | Record<string, string>,
+  options: LoadChatOptions<UI> = {},
+): Promise<LoadedChat<UI>> {
   const sessionKey = createSessionKey(key);
   const last = pageSize(options.last);
-  if (options.before !== undefined && last === undefined) throw new MemoriaError("INVALID_ARGUMENT", 'loadChat: "before" pages back from a message and needs "last", the page size.');
+  if (options.before !== undefined && last === undefined)
+    throw new MemoriaError("INVALID_ARGUMENT", 'loadChat: "before" pages back from a message and needs "last", the page size.');
   let page: UIMessage[];
   let partial: Set<string>;
   let hasMore = false;
   let snapshot: StoredTail | undefined;
   if (options.strategy) {
-    if (typeof options.strategy.load !== "function") throw new MemoriaError("INVALID_ARGUMENT", "loadChat: strategy must be a memory strategy (windowMemory, tokenBudgetMemory, …).");
+    if (typeof options.strategy.load !== "function")
+      throw new MemoriaError("INVALID_ARGUMENT", "loadChat: strategy must be a memory strategy (windowMemory, tokenBudgetMemory, …).");
     if (last !== undefined) throw new MemoriaError("INVALID_ARGUMENT", 'loadChat: give either "strategy" or "last", not both.');
     ({ messages: page, partial } = assembleUIMessages(await options.strategy.load(memoryContext(store, sessionKey))));
   } else if (last === undefined) {
@@ -91,7 +97,10 @@ export async function loadChat<UI extends UIMessage = UIMessage>(store: HistoryS
 }
 
 /** The whole page validated at once; only when that fails, each message alone, to name and set aside the bad ones. */
-async function validated<UI extends UIMessage>(page: UIMessage[], options: LoadChatOptions<UI>): Promise<{ messages: UI[]; invalid: LoadedChat<UI>["invalid"] }> {
+async function validated<UI extends UIMessage>(
+  page: UIMessage[],
+  options: LoadChatOptions<UI>,
+): Promise<{ messages: UI[]; invalid: LoadedChat<UI>["invalid"] }> {
   const { onInvalid, last: _last, before: _before, strategy: _strategy, validate, ...schemas } = options;
   const given = schemas.tools !== undefined || schemas.metadataSchema !== undefined || schemas.dataSchemas !== undefined;
   if (page.length === 0 || !(validate ?? given)) return { messages: page as UI[], invalid: [] };

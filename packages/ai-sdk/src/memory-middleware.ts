@@ -40,7 +40,8 @@ function lastUserText(prompt: Prompt): string {
 export function memoriaMemory(options: MemoriaMemoryOptions): LanguageModelMiddleware {
   const strategies = strategiesOf(options.memory, "memoriaMemory");
   if (strategies.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "memoriaMemory: give at least one memory strategy.");
-  if (!options.store || typeof options.store.read !== "function") throw new MemoriaError("INVALID_ARGUMENT", "memoriaMemory: store must be a memoria HistoryStore.");
+  if (!options.store || typeof options.store.read !== "function")
+    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMemory: store must be a memoria HistoryStore.");
   const sessionKey = createSessionKey(options.key);
   // The steps of one request share their input: its memory is loaded once.
   let cached: { input: string; blocks: Promise<BaseMessage[]> } | undefined;

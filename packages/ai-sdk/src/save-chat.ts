@@ -75,7 +75,8 @@ const omitted = (value: unknown) => value === undefined || typeof value === "fun
  */
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || "toJSON" in a || "toJSON" in b) return JSON.stringify(a) === JSON.stringify(b);
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || "toJSON" in a || "toJSON" in b)
+    return JSON.stringify(a) === JSON.stringify(b);
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     return a.every((item, index) => sameJson(omitted(item) ? null : item, omitted(b[index]) ? null : b[index]));
@@ -160,7 +161,8 @@ function supersededAnswers(tail: StoredTail, messages: readonly UIMessage[], ids
   if (shared?.role !== "user") return new Set();
   const next = messages[(ids.get(shared.id) as number) + 1];
   const after = tail.messages.slice(last + 1);
-  if (next?.role !== "assistant" || tail.messages.some((message) => message.id === next.id) || after.some((message) => message.role !== "assistant")) return new Set();
+  if (next?.role !== "assistant" || tail.messages.some((message) => message.id === next.id) || after.some((message) => message.role !== "assistant"))
+    return new Set();
   return new Set(after.map((_, offset) => last + 1 + offset));
 }
 
@@ -170,7 +172,10 @@ function supersededAnswers(tail: StoredTail, messages: readonly UIMessage[], ids
  * store it: the second append is refused as a repeat, and that save plans again.
  */
 function turnIdOf(added: readonly BaseMessage[]): string {
-  return `ui:${createHash("sha256").update(added[0]?.id ?? "").digest("base64url").slice(0, 32)}`;
+  return `ui:${createHash("sha256")
+    .update(added[0]?.id ?? "")
+    .digest("base64url")
+    .slice(0, 32)}`;
 }
 
 /** How often a save plans again after another save changed the session under it. */
@@ -189,7 +194,12 @@ const MAX_ATTEMPTS = 5;
  * racing on one chat both land, each message once: two round trips for the
  * usual turn, one given the `loaded` chat.
  */
-export async function saveChat(store: HistoryStore, key: SessionKey | Record<string, string>, messages: readonly UIMessage[], options: SaveChatOptions = {}): Promise<SaveChatResult> {
+export async function saveChat(
+  store: HistoryStore,
+  key: SessionKey | Record<string, string>,
+  messages: readonly UIMessage[],
+  options: SaveChatOptions = {},
+): Promise<SaveChatResult> {
   const sessionKey = createSessionKey(key);
   const ids = indexById(messages);
   const reach = Math.min(messages.length, 4) * 4 + 8;
@@ -198,7 +208,12 @@ export async function saveChat(store: HistoryStore, key: SessionKey | Record<str
   for (let attempt = 1; ; attempt++) {
     // From the loaded chat, only as far back as a fresh read would go (older messages are not compared), or as far as the load kept.
     const window = snapshot && windowOf(snapshot, reach);
-    const tail = window && reaches(window) ? window : snapshot && (snapshot.whole || reaches(snapshot)) ? snapshot : await readStoredTail(store, sessionKey, reach, reaches);
+    const tail =
+      window && reaches(window)
+        ? window
+        : snapshot && (snapshot.whole || reaches(snapshot))
+          ? snapshot
+          : await readStoredTail(store, sessionKey, reach, reaches);
     snapshot = undefined;
     const { from, rewrite, added, result } = plan(tail, messages, ids, options);
     if (from === undefined) {

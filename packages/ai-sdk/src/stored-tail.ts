@@ -27,7 +27,11 @@ export async function readStoredTail(store: HistoryStore, key: SessionKey, first
     const segments = await store.read(key, Number.isFinite(window) ? { last: window } : undefined);
     const whole = segments.length < window;
     // LangChain's messages without an id are named by position: only then is the window's offset worth a count.
-    const offset = whole ? 0 : segments.some((segment) => segment.id === undefined && !segmentRecord(segment)) ? (await store.count(key)) - segments.length : undefined;
+    const offset = whole
+      ? 0
+      : segments.some((segment) => segment.id === undefined && !segmentRecord(segment))
+        ? (await store.count(key)) - segments.length
+        : undefined;
     // A window that starts inside a UI message leaves that message out; spans are positions in the window.
     const tail: StoredTail = { ...assembleUIMessages(segments, offset ?? 0), segments, whole, offset };
     if (whole || (tail.messages.length > 0 && enough(tail))) return tail;

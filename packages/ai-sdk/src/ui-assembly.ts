@@ -147,7 +147,10 @@ function nativeMessage(stored: readonly BaseMessage[], records: readonly (Segmen
  * message whose first segment is not in `stored` (a window that starts inside it)
  * is left out.
  */
-export function assembleUIMessages(stored: readonly BaseMessage[], first = 0): { messages: UIMessage[]; partial: Set<string>; spans: { start: number; end: number }[] } {
+export function assembleUIMessages(
+  stored: readonly BaseMessage[],
+  first = 0,
+): { messages: UIMessage[]; partial: Set<string>; spans: { start: number; end: number }[] } {
   const messages: UIMessage[] = [];
   const spans: { start: number; end: number }[] = [];
   const partial = new Set<string>();

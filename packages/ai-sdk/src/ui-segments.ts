@@ -54,7 +54,9 @@ type Part = Record<string, unknown> & { type: string };
 
 /** A tool part whose call has an outcome: it becomes a call and a ToolMessage. */
 function isFinishedToolPart(part: Part): boolean {
-  return (part.type.startsWith("tool-") || part.type === "dynamic-tool") && ["output-available", "output-error", "output-denied"].includes(part.state as string);
+  return (
+    (part.type.startsWith("tool-") || part.type === "dynamic-tool") && ["output-available", "output-error", "output-denied"].includes(part.state as string)
+  );
 }
 
 function toolNameOf(part: Part): string {
@@ -76,7 +78,11 @@ export function defaultParts(role: UIMessage["role"]): JsonValue[] {
 }
 
 /** The same, as the JSON a record's parts are compared with. */
-const DEFAULT_PARTS = { user: JSON.stringify(defaultParts("user")), system: JSON.stringify(defaultParts("system")), assistant: JSON.stringify(defaultParts("assistant")) };
+const DEFAULT_PARTS = {
+  user: JSON.stringify(defaultParts("user")),
+  system: JSON.stringify(defaultParts("system")),
+  assistant: JSON.stringify(defaultParts("assistant")),
+};
 
 /** A segment's record as stored: only what differs from the usual. */
 function record(message: UIMessage, seg: number, parts: Part[], extra: { metadata?: unknown; text?: true } = {}): JsonValue {
@@ -106,7 +112,12 @@ class SegmentBuilder {
   add(part: Part): void {
     if (isFinishedToolPart(part)) {
       const input = part.input;
-      this.#calls.push({ id: String(part.toolCallId), name: toolNameOf(part), args: isPlainObject(input) ? input : { input: input ?? null }, type: "tool_call" });
+      this.#calls.push({
+        id: String(part.toolCallId),
+        name: toolNameOf(part),
+        args: isPlainObject(input) ? input : { input: input ?? null },
+        type: "tool_call",
+      });
       this.#results.push(part);
       return;
     }
@@ -165,12 +176,26 @@ class SegmentBuilder {
     if (part.state === "output-error") {
       const { errorText, ...rest } = part;
       const kwargs = { [UI_FIELD]: record(this.message, seg, [rest as Part]) };
-      return new ToolMessage({ id, content: String(errorText ?? ""), tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
+      return new ToolMessage({
+        id,
+        content: String(errorText ?? ""),
+        tool_call_id: toolCallId,
+        name: toolNameOf(part),
+        status: "error",
+        additional_kwargs: kwargs,
+      });
     }
     // Denied: the model is told so; the part keeps the approval as it was.
     const reason = (part.approval as { reason?: string } | undefined)?.reason;
     const kwargs = { [UI_FIELD]: record(this.message, seg, [part]) };
-    return new ToolMessage({ id, content: `The tool call was denied${reason ? `: ${reason}` : "."}`, tool_call_id: toolCallId, name: toolNameOf(part), status: "error", additional_kwargs: kwargs });
+    return new ToolMessage({
+      id,
+      content: `The tool call was denied${reason ? `: ${reason}` : "."}`,
+      tool_call_id: toolCallId,
+      name: toolNameOf(part),
+      status: "error",
+      additional_kwargs: kwargs,
+    });
   }
 }
 
@@ -178,9 +203,14 @@ class SegmentBuilder {
 export function checkUIMessage(message: unknown, index: number): asserts message is UIMessage {
   if (!isPlainObject(message)) throw new InvalidMessageError(index, "", "a UI message must be an object");
   if (typeof message.id !== "string" || message.id.length === 0 || message.id.length > 256) {
-    throw new InvalidMessageError(index, "id", "a UI message needs an id of 1 to 256 characters to be saved (give the response one with toUIMessageStreamResponse's generateMessageId)");
+    throw new InvalidMessageError(
+      index,
+      "id",
+      "a UI message needs an id of 1 to 256 characters to be saved (give the response one with toUIMessageStreamResponse's generateMessageId)",
+    );
   }
-  if (!["user", "assistant", "system"].includes(message.role as string)) throw new InvalidMessageError(index, "role", `a UI message's role is "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
+  if (!["user", "assistant", "system"].includes(message.role as string))
+    throw new InvalidMessageError(index, "role", `a UI message's role is "user", "assistant" or "system", got ${JSON.stringify(message.role)}`);
   if (!Array.isArray(message.parts)) throw new InvalidMessageError(index, "parts", "a UI message needs a parts array");
   for (const part of message.parts) {
     if (!isPlainObject(part) || typeof part.type !== "string") throw new InvalidMessageError(index, "parts", "every part needs a string type");

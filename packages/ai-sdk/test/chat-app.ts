@@ -125,7 +125,9 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
       const base = provider.chatModel("local-model");
       const model = options.memory ? wrapLanguageModel({ model: base, middleware: memoriaMemory({ store, key, memory: options.memory }) }) : base;
       // With a window, the model gets the newest stored messages and the new one; the UI and the save keep the whole chat.
-      const forModel = options.window ? [...(await loadChat(store, key, { strategy: options.window, tools })).messages, messages.at(-1) as UIMessage] : messages;
+      const forModel = options.window
+        ? [...(await loadChat(store, key, { strategy: options.window, tools })).messages, messages.at(-1) as UIMessage]
+        : messages;
       const result = streamText({
         model,
         messages: await convertToModelMessages(forModel),

@@ -19,13 +19,28 @@ let app: ChatApp;
 let browser: Browser;
 
 beforeAll(async () => {
-  const bundle = await build({ entryPoints: [join(import.meta.dirname, "page/chat-page.ts")], bundle: true, format: "esm", platform: "browser", target: "es2022", write: false });
+  const bundle = await build({
+    entryPoints: [join(import.meta.dirname, "page/chat-page.ts")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+  });
   const page = { html: readFileSync(join(import.meta.dirname, "page/index.html"), "utf8"), script: bundle.outputFiles[0]?.text ?? "" };
   model = await startModel();
   app = await startChatApp(store, model.baseURL, { onDisconnect: "stop", page });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 afterAll(async () => {
@@ -51,7 +66,16 @@ describe("a chat page in Chromium", () => {
 
     await page.fill("#input", "tell me a long story");
     await page.click("button[type=submit]");
-    await expect.poll(() => items.nth(3).textContent().catch(() => ""), { timeout: 20_000 }).toMatch(/^Once upon/);
+    await expect
+      .poll(
+        () =>
+          items
+            .nth(3)
+            .textContent()
+            .catch(() => ""),
+        { timeout: 20_000 },
+      )
+      .toMatch(/^Once upon/);
     await page.click("#stop");
     await expect.poll(() => page.textContent("#status"), { timeout: 20_000 }).toBe("ready");
     await app.saved(2);

@@ -49,7 +49,16 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     await saveChat(store, key, everyPart());
     const stored = await store.read(key);
     expect(stored.map((message) => message.getType())).toEqual(["system", "human", "ai", "tool", "tool", "ai", "tool", "tool", "ai"]);
-    const [, user, step1, weather, search, step2, clock, denied] = stored as [unknown, HumanMessage, AIMessage, ToolMessage, ToolMessage, AIMessage, ToolMessage, ToolMessage];
+    const [, user, step1, weather, search, step2, clock, denied] = stored as [
+      unknown,
+      HumanMessage,
+      AIMessage,
+      ToolMessage,
+      ToolMessage,
+      AIMessage,
+      ToolMessage,
+      ToolMessage,
+    ];
     expect(user.content).toEqual([
       { type: "text", text: "What is the weather in Paris? Look at this." },
       { type: "text", text: "And a second paragraph." },
@@ -73,7 +82,12 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     await saveChat(store, key, chat);
     // A plain question and its answer are stored as LangChain stores them, with their ids and nothing more.
     expect((await store.read(key, { sealed: true })).map((message) => [message.id, message.additional_kwargs])).toEqual(
-      _name.includes("encrypt") ? expect.any(Array) : [["u1", {}], ["a1", {}]],
+      _name.includes("encrypt")
+        ? expect.any(Array)
+        : [
+            ["u1", {}],
+            ["a1", {}],
+          ],
     );
     const before = await store.count(key);
     expect(await saveChat(store, key, chat)).toMatchObject({ added: 0, updated: 0, removed: 0 });
@@ -81,13 +95,18 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     expect(await store.count(key)).toBe(before + 1);
   });
 
-
   it("compares a message sent back as JSON would: keys in another order, undefined fields are the same message; a changed value is an update", async () => {
     const store = open();
     const sent: UIMessage = { ...answer("a1", "hello"), metadata: { model: "m", usage: { in: 3, out: 5 } } };
     await saveChat(store, key, [userMessage("u1", "hi"), sent]);
     const [question, stored] = (await loadChat(store, key)).messages as [UIMessage, UIMessage];
-    const reordered = { parts: stored.parts.map((part) => Object.fromEntries(Object.entries(part).reverse())), role: "assistant", id: "a1", extra: undefined, metadata: { usage: { out: 5, in: 3 }, model: "m" } } as unknown as UIMessage;
+    const reordered = {
+      parts: stored.parts.map((part) => Object.fromEntries(Object.entries(part).reverse())),
+      role: "assistant",
+      id: "a1",
+      extra: undefined,
+      metadata: { usage: { out: 5, in: 3 }, model: "m" },
+    } as unknown as UIMessage;
     expect(await saveChat(store, key, [structuredClone(question), reordered])).toMatchObject({ added: 0, updated: 0 });
     const changed = { ...reordered, metadata: { usage: { out: 6, in: 3 }, model: "m" } } as UIMessage;
     expect(await saveChat(store, key, [question, changed])).toMatchObject({ added: 0, updated: 1 });
@@ -146,7 +165,12 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
     expect(after.slice(0, 3)).toEqual(["u1", "a1", "u2"]);
     expect(after).toHaveLength(4);
     await Promise.all([saveChat(store, key, [userMessage("t1", "tab one")]), saveChat(store, key, [userMessage("t2", "tab two")])]);
-    expect((await loadChat(store, key)).messages.map((message) => message.id).slice(4).sort()).toEqual(["t1", "t2"]);
+    expect(
+      (await loadChat(store, key)).messages
+        .map((message) => message.id)
+        .slice(4)
+        .sort(),
+    ).toEqual(["t1", "t2"]);
   });
 
   it("plans from the loaded chat without reading again, and stays right when the chat changed since the load", async () => {
@@ -163,7 +187,10 @@ describe.each(stores)("UI messages on %s", (_name, open) => {
       reads.push(options);
       return read(sessionKey, options);
     };
-    expect(await saveChat(store, key, [...loaded.messages, userMessage("u2", "and?"), answer("a2-again", "second")], { loaded })).toMatchObject({ added: 1, removed: 1 });
+    expect(await saveChat(store, key, [...loaded.messages, userMessage("u2", "and?"), answer("a2-again", "second")], { loaded })).toMatchObject({
+      added: 1,
+      removed: 1,
+    });
     expect((await loadChat(store, key)).messages.map((message) => message.id)).toEqual(["u1", "a1", "u2", "a2-again"]);
     expect(reads.length).toBe(2); // the refused stale plan read again once, then the check above
     reads.length = 0;

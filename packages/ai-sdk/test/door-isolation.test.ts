@@ -36,8 +36,12 @@ const chatDoor: DoorSetup = {
       },
       async change() {
         // An edit of the first message, a regenerate, a plain send: the ids every user's chats share.
-        await saveChat(store, key("chat-1"), [text("u1", "user", "edited"), text("a2", "assistant", "again")], { request: { trigger: "submit-message", messageId: "u1" } });
-        await saveChat(store, key("chat-2"), [text("u1", "user", `chat-2 says ${said}`), text("a3", "assistant", "regenerated")], { request: { trigger: "regenerate-message" } });
+        await saveChat(store, key("chat-1"), [text("u1", "user", "edited"), text("a2", "assistant", "again")], {
+          request: { trigger: "submit-message", messageId: "u1" },
+        });
+        await saveChat(store, key("chat-2"), [text("u1", "user", `chat-2 says ${said}`), text("a3", "assistant", "regenerated")], {
+          request: { trigger: "regenerate-message" },
+        });
         await saveChat(store, key("chat-2"), [text("u4", "user", "one more")]);
       },
     };

@@ -8,10 +8,13 @@ import { withStore } from "./with-store.js";
 /** `rekey`: what rotating an encrypted store's master key needs. */
 export function keyCommands(program: Command): void {
   storeAndFilter(
-    program.command("rekey").description("rewrap every session's and scope record's data key under the key file's active master key (--keys); safe to stop and run again"),
+    program
+      .command("rekey")
+      .description("rewrap every session's and scope record's data key under the key file's active master key (--keys); safe to stop and run again"),
   ).action(async (options) => {
     const filter = parseFilter(options);
-    if (options.keys === undefined) throw new UsageError("rekey needs --keys: a file with the active master key and every key that sealed data not yet rewrapped.");
+    if (options.keys === undefined)
+      throw new UsageError("rekey needs --keys: a file with the active master key and every key that sealed data not yet rewrapped.");
     await withStore(
       options.store,
       async ({ store }) => {

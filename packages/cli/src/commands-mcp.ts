@@ -32,7 +32,9 @@ export function mcpCommand(program: Command, version: string): void {
   storeOptions(
     program
       .command("mcp")
-      .description("serve one user's memory to MCP clients (tools: search_memory, remember, update_profile, forget, read_conversation; conversations as resources)"),
+      .description(
+        "serve one user's memory to MCP clients (tools: search_memory, remember, update_profile, forget, read_conversation; conversations as resources)",
+      ),
   )
     .option("--scope <field=value>", "the one scope served, e.g. userId=ada (repeatable for several fields)", collect)
     .option("--http <port>", "serve streamable HTTP on 127.0.0.1:<port> (0: a free one) instead of stdio; requires a bearer token")
@@ -40,7 +42,8 @@ export function mcpCommand(program: Command, version: string): void {
     .option("--forget <how>", "what forget does: withdraw (closed, kept for audit) or erase", "withdraw")
     .action(async (options) => {
       const scope = parseScope(options.scope);
-      if (options.forget !== "withdraw" && options.forget !== "erase") throw new UsageError(`--forget takes withdraw or erase, got ${JSON.stringify(options.forget)}.`);
+      if (options.forget !== "withdraw" && options.forget !== "erase")
+        throw new UsageError(`--forget takes withdraw or erase, got ${JSON.stringify(options.forget)}.`);
       const port = options.http === undefined ? undefined : options.http === "0" ? 0 : positive("--http", options.http);
       if (port !== undefined && port > 65_535) throw new UsageError(`--http takes 0 to 65535, got ${port}.`);
       const bearer = port === undefined ? undefined : bearerToken(options.tokenFile);

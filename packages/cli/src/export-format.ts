@@ -59,7 +59,9 @@ export async function* readExport(path: string): AsyncGenerator<SessionSnapshot>
   const finish = (): SessionSnapshot | undefined => {
     if (!current) return undefined;
     if (current.messages.length !== current.expected) {
-      throw new UsageError(`${path}: session ${JSON.stringify(current.key)} announces ${current.expected} messages but has ${current.messages.length}; the export is cut short.`);
+      throw new UsageError(
+        `${path}: session ${JSON.stringify(current.key)} announces ${current.expected} messages but has ${current.messages.length}; the export is cut short.`,
+      );
     }
     const { expected: _expected, ...snapshot } = current;
     return snapshot;
@@ -75,7 +77,8 @@ export async function* readExport(path: string): AsyncGenerator<SessionSnapshot>
     }
     if (number === 1) {
       if (record.format !== EXPORT_FORMAT) throw new UsageError(`${path} is not a memoria export (its first line does not say "format": "${EXPORT_FORMAT}").`);
-      if ((record.codec ?? 0) > CODEC_VERSION) throw new UsageError(`${path} was written with message codec ${record.codec}, newer than this memoria's (${CODEC_VERSION}); upgrade memoria.`);
+      if ((record.codec ?? 0) > CODEC_VERSION)
+        throw new UsageError(`${path} was written with message codec ${record.codec}, newer than this memoria's (${CODEC_VERSION}); upgrade memoria.`);
       continue;
     }
     if (record.session) {

@@ -65,14 +65,25 @@ const TABLE = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 async function* fromPostgres(url: string, options: LangChainSourceOptions): AsyncGenerator<SessionSnapshot> {
   const table = options.table ?? "langchain_chat_histories";
   if (!TABLE.test(table)) throw new UsageError(`--table must be a table name, got ${JSON.stringify(table)}.`);
-  const pg = loadPeerDependency<{ default?: typeof import("pg"); Pool: typeof import("pg").Pool }>("pg", "Importing LangChain's PostgreSQL histories", import.meta.url);
+  const pg = loadPeerDependency<{ default?: typeof import("pg"); Pool: typeof import("pg").Pool }>(
+    "pg",
+    "Importing LangChain's PostgreSQL histories",
+    import.meta.url,
+  );
   const Pool = (pg.default ?? pg).Pool;
   const pool = new Pool({ connectionString: url, max: 2 });
   try {
     const sessions = await pool.query<{ session_id: string }>(`SELECT DISTINCT session_id FROM ${table} ORDER BY session_id`);
     for (const { session_id: sessionId } of sessions.rows) {
       const rows = await pool.query<{ message: unknown }>(`SELECT message FROM ${table} WHERE session_id = $1 ORDER BY id`, [sessionId]);
-      yield { key: createSessionKey({ sessionId }), state: {}, messages: messagesFrom(rows.rows.map((row) => row.message), `session ${sessionId}`) };
+      yield {
+        key: createSessionKey({ sessionId }),
+        state: {},
+        messages: messagesFrom(
+          rows.rows.map((row) => row.message),
+          `session ${sessionId}`,
+        ),
+      };
     }
   } finally {
     await pool.end();

@@ -63,7 +63,9 @@ export async function migrate(from: OpenedStore, to: OpenedStore, options: Migra
   } finally {
     copying.stop();
   }
-  process.stdout.write(`copied ${keys.length} sessions from ${from.label} to ${to.label}: ${appended} messages appended, ${messages - appended} already there\n`);
+  process.stdout.write(
+    `copied ${keys.length} sessions from ${from.label} to ${to.label}: ${appended} messages appended, ${messages - appended} already there\n`,
+  );
   if (!options.verify) return;
   const problems: string[] = [];
   const checking = progress("verifying", keys.length);
@@ -78,7 +80,9 @@ export async function migrate(from: OpenedStore, to: OpenedStore, options: Migra
   }
   if (problems.length > 0) {
     for (const problem of problems.slice(0, 20)) process.stderr.write(`  ${problem}\n`);
-    throw new VerificationError(`verification found ${problems.length} differences (the first ${Math.min(20, problems.length)} above); run the migration again to finish it`);
+    throw new VerificationError(
+      `verification found ${problems.length} differences (the first ${Math.min(20, problems.length)} above); run the migration again to finish it`,
+    );
   }
   process.stdout.write(`verified ${keys.length} sessions: messages, state, titles and metadata are equal\n`);
 }

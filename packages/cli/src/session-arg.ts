@@ -22,7 +22,9 @@ export function parseSession(text: string): SessionKey | string {
     return createSessionKey(record);
   } catch (error) {
     if (error instanceof SyntaxError || error instanceof URIError || MemoriaError.isInstance(error)) {
-      throw new UsageError(`${JSON.stringify(text)} does not name a session: ${(error as Error).message} Give a sessionId, field=value field=value (as memoria sessions prints), or JSON.`);
+      throw new UsageError(
+        `${JSON.stringify(text)} does not name a session: ${(error as Error).message} Give a sessionId, field=value field=value (as memoria sessions prints), or JSON.`,
+      );
     }
     throw error;
   }
@@ -41,8 +43,13 @@ export async function resolveSession(store: HistoryStore, text: string): Promise
   const { sessions } = await store.list({ sessionId: parsed }, { limit: 6 });
   if (sessions.length === 1) return sessions[0]!;
   if (sessions.length === 0) return exact; // the caller says there is no such session
-  const shown = sessions.slice(0, 5).map((key) => `  ${showKey(key)}`).join("\n");
-  throw new UsageError(`sessionId ${JSON.stringify(parsed)} is in ${sessions.length > 5 ? "more than 5" : sessions.length} sessions; name one with its fields:\n${shown}`);
+  const shown = sessions
+    .slice(0, 5)
+    .map((key) => `  ${showKey(key)}`)
+    .join("\n");
+  throw new UsageError(
+    `sessionId ${JSON.stringify(parsed)} is in ${sessions.length > 5 ? "more than 5" : sessions.length} sessions; name one with its fields:\n${shown}`,
+  );
 }
 /** `--user u` and `--where field=value` (repeatable) as one key filter. */
 export function parseFilter(options: { user?: string; where?: string[] }): SessionKeyFilter {
@@ -56,7 +63,8 @@ export function pairsFilter(flag: string, pairs: readonly string[], more: Record
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new UsageError(`${flag} takes field=value, got ${JSON.stringify(pair)}.`);
     const field = pair.slice(0, eq);
-    if (Object.hasOwn(record, field)) throw new UsageError(`${flag} names ${field} twice (${JSON.stringify(record[field])} and ${JSON.stringify(pair.slice(eq + 1))}): give each field once.`);
+    if (Object.hasOwn(record, field))
+      throw new UsageError(`${flag} names ${field} twice (${JSON.stringify(record[field])} and ${JSON.stringify(pair.slice(eq + 1))}): give each field once.`);
     record[field] = pair.slice(eq + 1);
   }
   try {

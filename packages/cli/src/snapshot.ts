@@ -1,12 +1,5 @@
 import { createHash } from "node:crypto";
-import {
-  type EncodedMessage,
-  type HistoryStore,
-  type JsonValue,
-  type SessionKey,
-  decodeMessage,
-  encodeMessage,
-} from "@memoria/core";
+import { type EncodedMessage, type HistoryStore, type JsonValue, type SessionKey, decodeMessage, encodeMessage } from "@memoria/core";
 
 /** Everything a store keeps of one session that can be carried to another store. */
 export interface SessionSnapshot {
@@ -77,7 +70,11 @@ export async function writeSnapshot(target: HistoryStore, snapshot: SessionSnaps
   for (let from = have; from < messages.length; from += chunkSize) {
     const chunk = messages.slice(from, from + chunkSize);
     const digest = createHash("sha256").update(chunk.map(messageText).join("\n")).digest("hex").slice(0, 24);
-    const result = await target.append(key, chunk.map((message) => decodeMessage(message)), { turnId: `copy.${from}.${digest}` });
+    const result = await target.append(
+      key,
+      chunk.map((message) => decodeMessage(message)),
+      { turnId: `copy.${from}.${digest}` },
+    );
     if (result.appended) appended += chunk.length;
   }
   for (const name of Object.keys(snapshot.state)) await target.setState(key, name, snapshot.state[name] as JsonValue);

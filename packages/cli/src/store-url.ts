@@ -41,7 +41,9 @@ async function storePackage<T>(what: string, needs: readonly [string, string], l
     missing.push(driver);
   }
   if (missing.length > 0) {
-    throw new UsageError(`${what} needs ${store} and ${driver} beside @memoria/cli, and ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed: npm install ${needs.join(" ")}`);
+    throw new UsageError(
+      `${what} needs ${store} and ${driver} beside @memoria/cli, and ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not installed: npm install ${needs.join(" ")}`,
+    );
   }
   return loaded as T; // loaded: its package was not missing
 }
@@ -120,7 +122,15 @@ export async function openStore(url: string | undefined, options: { create?: boo
 
 /** What a store URL without a known scheme most likely meant. */
 function schemeHint(target: string, scheme: string | undefined): string {
-  const known: Record<string, string> = { sqlite3: "sqlite", postgre: "postgres", pg: "postgres", maria: "mariadb", mongo: "mongodb", dir: "file", folder: "file" };
+  const known: Record<string, string> = {
+    sqlite3: "sqlite",
+    postgre: "postgres",
+    pg: "postgres",
+    maria: "mariadb",
+    mongo: "mongodb",
+    dir: "file",
+    folder: "file",
+  };
   if (scheme && known[scheme]) return ` Did you mean ${known[scheme]}:${target.slice(scheme.length + 1)}?`;
   if (scheme && scheme.length > 1) return ""; // another scheme: the list says what there is
   // A bare path (or a Windows drive letter): a folder is a file store, anything else an SQLite file.

@@ -47,7 +47,8 @@ export function showMessage(message: BaseMessage, position: number): string {
   const head = `[${position}] ${role(message)}${marks.length ? ` (${marks.join(", ")})` : ""}:`;
   const lines = [`${head} ${indent(contentText(message.content), "    ")}`.trimEnd()];
   for (const call of m.tool_calls ?? []) lines.push(`    → tool call ${call.name} (${call.id ?? "no id"}) ${JSON.stringify(call.args)}`);
-  for (const call of m.invalid_tool_calls ?? []) lines.push(`    ✗ invalid tool call ${call.name ?? "?"} (${call.id ?? "no id"}): ${call.error ?? "malformed"} ${call.args ?? ""}`.trimEnd());
+  for (const call of m.invalid_tool_calls ?? [])
+    lines.push(`    ✗ invalid tool call ${call.name ?? "?"} (${call.id ?? "no id"}): ${call.error ?? "malformed"} ${call.args ?? ""}`.trimEnd());
   return lines.join("\n");
 }
 

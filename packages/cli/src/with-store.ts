@@ -7,7 +7,11 @@ import { type OpenedStore, openStore } from "./store-url.js";
  * a key file, to see the store through `encryptStore`), runs `body`, and closes the
  * store whatever happens.
  */
-export async function withStore<T>(url: string | undefined, body: (opened: OpenedStore) => Promise<T>, options: { create?: boolean; keys?: string } = {}): Promise<T> {
+export async function withStore<T>(
+  url: string | undefined,
+  body: (opened: OpenedStore) => Promise<T>,
+  options: { create?: boolean; keys?: string } = {},
+): Promise<T> {
   const opened = await openStore(url, { create: options.create });
   opened.store = await throughKeys(opened.store, options.keys).catch(async (error: unknown) => {
     await opened.store.close().catch(() => {});

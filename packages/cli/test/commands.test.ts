@@ -57,7 +57,10 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     expect(table.stdout).toContain("Weather in Paris");
     const json = await memoria(["sessions", "--store", url, "--json"]);
     expect(json.code).toBe(0);
-    const rows = json.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const rows = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(rows.map((row) => [row.key.userId, row.key.conversationId, row.messageCount])).toEqual([
       ["bob", "c1", 1],
       ["ada", "c2", 2],
@@ -80,14 +83,21 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
 
   it("show takes a session as `sessions` prints it, and a bare sessionId when one session has it", async () => {
     const table = await memoria(["sessions", "--store", url, "--user", "ada"]);
-    const printed = table.stdout.split("\n").find((line) => line.includes("conversationId=c1"))!.match(/conversationId=c1 userId=ada/)![0];
+    const printed = table.stdout
+      .split("\n")
+      .find((line) => line.includes("conversationId=c1"))!
+      .match(/conversationId=c1 userId=ada/)![0];
     for (const args of [[printed], printed.split(" ")]) {
       const shown = await memoria(["show", ...args, "--store", url]);
       expect(shown.stderr).toBe("");
       expect(shown.stdout).toContain('"Weather in Paris" · 4 messages');
     }
     // Sessions of this test only, removed at its end: the tests after it count the seeded ones.
-    const added = [{ sessionId: "trip planning", userId: "ada lovelace" }, { sessionId: "twice", userId: "ada" }, { sessionId: "twice", userId: "bob" }];
+    const added = [
+      { sessionId: "trip planning", userId: "ada lovelace" },
+      { sessionId: "twice", userId: "ada" },
+      { sessionId: "twice", userId: "bob" },
+    ];
     const { store } = await openStore(url);
     onTestFinished(async () => {
       for (const key of added) await store.clear(key);
@@ -127,7 +137,10 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     const exported = await memoria(["export", "--store", url, "--user", "ada", "--out", file]);
     expect(exported.code).toBe(0);
     expect(exported.stderr).toBe("exported 2 sessions, 6 messages\n");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines[0]).toMatchObject({ format: "memoria-export", version: 1, codec: 1 });
     expect(lines).toHaveLength(1 + 2 + 6);
     const target = `sqlite:${join(dir, `${tag()}.db`)}`;
@@ -198,7 +211,12 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     expect(erased.code).toBe(0);
     expect(erased.stdout).toContain("erased 1 session (1 message)");
     const left = await memoria(["sessions", "--store", url, "--json"]);
-    expect(left.stdout.trim().split("\n").map((line) => JSON.parse(line).key.userId)).toEqual(["ada", "ada"]);
+    expect(
+      left.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).key.userId),
+    ).toEqual(["ada", "ada"]);
   });
 
   it("export, import, stats and erase carry a user's long-term memory (their scope record)", async () => {
@@ -222,7 +240,9 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
       await copy.close();
     }
     const dry = await memoria(["erase", "--store", url, "--user", "cleo", "--dry-run"]);
-    expect(dry.stdout).toBe("  conversationId=c1 userId=cleo\n  memoriaScope=userId userId=cleo\nwould erase 1 session, 1 message, 1 scope record (facts, profiles)\n");
+    expect(dry.stdout).toBe(
+      "  conversationId=c1 userId=cleo\n  memoriaScope=userId userId=cleo\nwould erase 1 session, 1 message, 1 scope record (facts, profiles)\n",
+    );
     expect((await memoria(["erase", "--store", url, "--user", "cleo", "--yes"])).stdout).toContain("erased 2 sessions and scope records (1 message)");
     const { store: after } = await openStore(url);
     try {
@@ -243,7 +263,9 @@ describe("memoria: store URLs and failures", () => {
   it("refuses an unknown store URL, or none, in one line with exit code 2", async () => {
     const unknown = await memoria(["sessions", "--store", "ftp://example"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toBe('memoria: cannot open "ftp://example": use one of sqlite:./file.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./folder.\n');
+    expect(unknown.stderr).toBe(
+      'memoria: cannot open "ftp://example": use one of sqlite:./file.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./folder.\n',
+    );
     // A bare path or a near-miss scheme gets the URL it most likely meant.
     const bare = await memoria(["sessions", "--store", "./history.db"]);
     expect(bare.code).toBe(2);

@@ -36,7 +36,12 @@ describe("memoria on an encrypted store", () => {
 
     const listed = await memoria(["sessions", "--store", url, "--keys", onlyA, "--json"]);
     expect(listed.stderr).toBe("");
-    expect(listed.stdout.trim().split("\n").map((line) => JSON.parse(line).title)).toEqual(["Secret 3", "Secret 2", "Secret 1"]);
+    expect(
+      listed.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).title),
+    ).toEqual(["Secret 3", "Secret 2", "Secret 1"]);
     const rekeyed = await memoria(["rekey", "--store", url, "--keys", rotate]);
     expect(rekeyed.stdout).toBe("rekeyed: 3 of 3 sessions rewrapped under the active key; the others were under it already\n");
     expect((await memoria(["rekey", "--store", url, "--keys", rotate])).stdout).toContain("rekeyed: 0 of 3");
@@ -62,7 +67,9 @@ describe("memoria on an encrypted store", () => {
     const file = keyFile("scoped.json", { activeKeyId: "A", keys: { A }, scopeKeys: { field: "userId", vault: "vault" } });
     const url = `sqlite:${join(dir, "scoped.db")}`;
     const { store } = await openStore(url, { create: true });
-    await encryptStore(store, { keys: { A }, activeKeyId: "A" }).append({ userId: "ada", conversationId: "c0" }, [new HumanMessage("sealed before per-user keys")]);
+    await encryptStore(store, { keys: { A }, activeKeyId: "A" }).append({ userId: "ada", conversationId: "c0" }, [
+      new HumanMessage("sealed before per-user keys"),
+    ]);
     const sealed = encryptStore(store, { keys: { A }, activeKeyId: "A", scopeKeys: { field: "userId", vault: fileKeyVault(join(dir, "vault")) } });
     await sealed.append({ userId: "ada", conversationId: "c1" }, [new HumanMessage("secret question")]);
     await sealed.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob's question")]);

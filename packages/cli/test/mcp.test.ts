@@ -61,7 +61,9 @@ async function exercise(client: Client): Promise<void> {
   expect(resources.map((resource) => resource.name)).toEqual(["conversationId=trip&userId=ada"]);
   const read = await client.readResource({ uri: resources[0]!.uri });
   expect((read.contents[0] as { text: string }).text).toContain("Have a good trip!");
-  await expect(client.readResource({ uri: "memoria://conversation/conversationId%3Dsecret%26userId%3Dbob" })).rejects.toThrow(/not one of this user's conversations/);
+  await expect(client.readResource({ uri: "memoria://conversation/conversationId%3Dsecret%26userId%3Dbob" })).rejects.toThrow(
+    /not one of this user's conversations/,
+  );
 }
 
 describe.each(URLS)("memoria mcp on %s", (_name, makeUrl) => {
@@ -142,7 +144,9 @@ describe("memoria mcp, hardened", () => {
     expect(result.stderr).toMatch(/memoria: A message on stdin ran past 4194304 bytes .* \(INVALID_INPUT\)\n$/);
   });
 
-  it("over HTTP: a failing scopeOf reaches the log, not the client; GET opens no stream; Origin is checked; a caller's open requests are capped", { timeout: 60_000 }, async () => {
+  it("over HTTP: a failing scopeOf reaches the log, not the client; GET opens no stream; Origin is checked; a caller's open requests are capped", {
+    timeout: 60_000,
+  }, async () => {
     const { store } = await openStore(`sqlite:${join(dir, "hardened.db")}`, { create: true });
     const logged: unknown[] = [];
     const token = "Bearer a-token-of-enough-length";
@@ -184,13 +188,17 @@ describe("memoria mcp, hardened", () => {
 /** One request with the headers given (fetch will not send Origin or Host as given): its status and body. */
 function send(endpoint: URL, method: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(endpoint, { method, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      let body = "";
-      res.on("data", (chunk: Buffer) => {
-        body += chunk.toString();
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      endpoint,
+      { method, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on("error", reject);
     req.end(method === "POST" ? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) : undefined);
   });
@@ -198,7 +206,10 @@ function send(endpoint: URL, method: string, headers: Record<string, string>): P
 
 /** A POST whose body is begun and never ended, once the server has seen it. */
 async function holdOpen(endpoint: URL, token: string): Promise<ClientRequest> {
-  const req = request(endpoint, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: token, "content-length": "1000" } });
+  const req = request(endpoint, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: token, "content-length": "1000" },
+  });
   req.on("error", () => {});
   req.write('{"jsonrpc":"2.0",');
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -206,7 +217,10 @@ async function holdOpen(endpoint: URL, token: string): Promise<ClientRequest> {
 }
 
 function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], { env: { ...process.env, ...env }, stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], {
+    env: { ...process.env, ...env },
+    stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -251,10 +265,14 @@ async function startHttp(args: string[]): Promise<{ url: string; stop(): Promise
 /** A POST with headers `fetch` will not send (Host): the status. */
 function post(endpoint: URL, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(endpoint, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      endpoint,
+      { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }));
   });

@@ -38,68 +38,64 @@ function migrateArgs(from: string, to: string): string[] {
 }
 
 describe("memoria migrate", () => {
-  it(
-    "carries 1,000 sessions SQLite → Redis → PostgreSQL → MySQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates",
-    async () => {
-      const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
-      const chain = [
-        `sqlite:${join(dir, "first.db")}`,
-        `${inject("redisUrl")}?prefix=mig:${tag}:`,
-        `${inject("databaseUrl")}?prefix=m${tag}_`,
-        `${inject("mysqlUrl")}?prefix=m${tag}_`,
-        `${inject("mongoUrl").replace(/\/?(\?|$)/, `/mig_${tag}$1`)}`,
-        `file:${join(dir, "files")}`,
-        `sqlite:${join(dir, "last.db")}`,
-      ];
-      await seed(chain[0] as string);
+  it("carries 1,000 sessions SQLite → Redis → PostgreSQL → MySQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates", async () => {
+    const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
+    const chain = [
+      `sqlite:${join(dir, "first.db")}`,
+      `${inject("redisUrl")}?prefix=mig:${tag}:`,
+      `${inject("databaseUrl")}?prefix=m${tag}_`,
+      `${inject("mysqlUrl")}?prefix=m${tag}_`,
+      `${inject("mongoUrl").replace(/\/?(\?|$)/, `/mig_${tag}$1`)}`,
+      `file:${join(dir, "files")}`,
+      `sqlite:${join(dir, "last.db")}`,
+    ];
+    await seed(chain[0] as string);
 
-      // The first step is killed part way, then run again: it finishes and stores nothing twice.
-      let killed = false;
-      const interrupted = memoria(migrateArgs(chain[0] as string, chain[1] as string), {
-        env: { MEMORIA_TEST: "1" },
-        onStderr: (text) => {
-          const done = Math.max(0, ...[...text.matchAll(/copying: (\d+)\//g)].map((m) => Number(m[1])));
-          if (!killed && done >= 200) {
-            killed = true;
-            interrupted.kill();
-          }
-        },
-      });
-      const stopped = await interrupted;
-      expect(killed).toBe(true);
-      expect(stopped.code).toBeNull(); // killed
-      const resumed = await memoria(migrateArgs(chain[0] as string, chain[1] as string));
-      expect(resumed.stderr).not.toMatch(/memoria:/);
-      expect(resumed.code).toBe(0);
-      const [, appended, already] = /copied 1000 sessions .*: (\d+) messages appended, (\d+) already there/.exec(resumed.stdout) ?? [];
-      expect(Number(already)).toBeGreaterThan(0);
-      expect(resumed.stdout).toContain("verified 1000 sessions");
-
-      for (let step = 1; step < chain.length - 1; step++) {
-        const done = await memoria(migrateArgs(chain[step] as string, chain[step + 1] as string));
-        expect(done.stderr).not.toMatch(/memoria:/);
-        expect(done.code).toBe(0);
-        expect(done.stdout).toMatch(/copied 1000 sessions .*: \d+ messages appended, 0 already there\n/);
-        expect(done.stdout).toContain("verified 1000 sessions");
-      }
-
-      // Both ends hold the same: each session's messages (every field, in the codec's form), state, title and metadata.
-      const first = await openStore(chain[0] as string);
-      const last = await openStore(chain[chain.length - 1] as string);
-      try {
-        let total = 0;
-        for (let i = 0; i < SESSIONS; i++) {
-          const [source, target] = await Promise.all([readSnapshot(first.store, keyOf(i)), readSnapshot(last.store, keyOf(i))]);
-          expect(compareSnapshots(source, target), JSON.stringify(keyOf(i))).toEqual([]);
-          total += target.messages.length;
+    // The first step is killed part way, then run again: it finishes and stores nothing twice.
+    let killed = false;
+    const interrupted = memoria(migrateArgs(chain[0] as string, chain[1] as string), {
+      env: { MEMORIA_TEST: "1" },
+      onStderr: (text) => {
+        const done = Math.max(0, ...[...text.matchAll(/copying: (\d+)\//g)].map((m) => Number(m[1])));
+        if (!killed && done >= 200) {
+          killed = true;
+          interrupted.kill();
         }
-        expect(Number(appended) + Number(already)).toBe(total);
-      } finally {
-        await Promise.all([first.store.close(), last.store.close()]);
+      },
+    });
+    const stopped = await interrupted;
+    expect(killed).toBe(true);
+    expect(stopped.code).toBeNull(); // killed
+    const resumed = await memoria(migrateArgs(chain[0] as string, chain[1] as string));
+    expect(resumed.stderr).not.toMatch(/memoria:/);
+    expect(resumed.code).toBe(0);
+    const [, appended, already] = /copied 1000 sessions .*: (\d+) messages appended, (\d+) already there/.exec(resumed.stdout) ?? [];
+    expect(Number(already)).toBeGreaterThan(0);
+    expect(resumed.stdout).toContain("verified 1000 sessions");
+
+    for (let step = 1; step < chain.length - 1; step++) {
+      const done = await memoria(migrateArgs(chain[step] as string, chain[step + 1] as string));
+      expect(done.stderr).not.toMatch(/memoria:/);
+      expect(done.code).toBe(0);
+      expect(done.stdout).toMatch(/copied 1000 sessions .*: \d+ messages appended, 0 already there\n/);
+      expect(done.stdout).toContain("verified 1000 sessions");
+    }
+
+    // Both ends hold the same: each session's messages (every field, in the codec's form), state, title and metadata.
+    const first = await openStore(chain[0] as string);
+    const last = await openStore(chain[chain.length - 1] as string);
+    try {
+      let total = 0;
+      for (let i = 0; i < SESSIONS; i++) {
+        const [source, target] = await Promise.all([readSnapshot(first.store, keyOf(i)), readSnapshot(last.store, keyOf(i))]);
+        expect(compareSnapshots(source, target), JSON.stringify(keyOf(i))).toEqual([]);
+        total += target.messages.length;
       }
-    },
-    900_000,
-  );
+      expect(Number(appended) + Number(already)).toBe(total);
+    } finally {
+      await Promise.all([first.store.close(), last.store.close()]);
+    }
+  }, 900_000);
 
   it("recall on the target finds what was said before the migration: the copied progress names the source's index, so the target indexes the scope again", async () => {
     const [from, to] = [`sqlite:${join(dir, "recall-from.db")}`, `sqlite:${join(dir, "recall-to.db")}`];
@@ -114,7 +110,9 @@ describe("memoria migrate", () => {
           await store.append({ ...scope, conversationId: "c2" }, [new HumanMessage("The bus was late again."), new AIMessage("Sorry.")]);
         }
         await recall.resume(store, scope);
-        return (await recall.search(store, scope, "Where is my sister's wedding?", { k: 1 })).flatMap((passage) => passage.messages.map((message) => message.content));
+        return (await recall.search(store, scope, "Where is my sister's wedding?", { k: 1 })).flatMap((passage) =>
+          passage.messages.map((message) => message.content),
+        );
       } finally {
         await store.close();
       }

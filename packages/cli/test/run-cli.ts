@@ -10,7 +10,10 @@ export interface CliResult {
 const BIN = join(import.meta.dirname, "..", "src", "bin.ts");
 
 /** Runs `memoria …` as its own process (as a shell would), with no standard input. */
-export function memoria(args: string[], options: { env?: Record<string, string>; onStderr?: (text: string) => void } = {}): Promise<CliResult> & { kill(): void } {
+export function memoria(
+  args: string[],
+  options: { env?: Record<string, string>; onStderr?: (text: string) => void } = {},
+): Promise<CliResult> & { kill(): void } {
   const child = spawn(process.execPath, ["--import", "tsx", BIN, ...args], {
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],

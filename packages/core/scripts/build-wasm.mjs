@@ -21,7 +21,8 @@ export async function compileVectorScan() {
 export function vectorScanSource(bytes) {
   return `// Generated from wasm/vector-scan.wat by \`pnpm --filter @memoria/core build:wasm\` (wabt); do not edit.
 /** The exact vector scan (vector-slab.ts) as a WebAssembly module with 128-bit SIMD, base64. */
-export const VECTOR_SCAN_WASM = "${bytes.toString("base64")}";
+export const VECTOR_SCAN_WASM =
+  "${bytes.toString("base64")}";
 `;
 }
 

@@ -63,10 +63,7 @@ export class InvalidSessionKeyError extends MemoriaError {
   readonly reason: string;
 
   constructor(field: string, reason: string, hint?: string) {
-    super(
-      "INVALID_SESSION_KEY",
-      `Invalid session key field "${field}": ${reason}.${hint ? `\n${hint}` : ""}`,
-    );
+    super("INVALID_SESSION_KEY", `Invalid session key field "${field}": ${reason}.${hint ? `\n${hint}` : ""}`);
     this.field = field;
     this.reason = reason;
   }
@@ -105,8 +102,7 @@ export class SessionBusyError extends MemoriaError {
   constructor(sessionKey: SessionKey) {
     super(
       "SESSION_BUSY",
-      `Session ${JSON.stringify(sessionKey)} is running another turn. ` +
-        'Retry later, or use busySession: "wait" to queue turns of one session.',
+      `Session ${JSON.stringify(sessionKey)} is running another turn. ` + 'Retry later, or use busySession: "wait" to queue turns of one session.',
     );
     this.sessionKey = sessionKey;
   }
@@ -185,10 +181,7 @@ export class LockTimeoutError extends MemoriaError {
   readonly sessionKey: SessionKey;
 
   constructor(sessionKey: SessionKey, waitedMs: number) {
-    super(
-      "LOCK_TIMEOUT",
-      `Could not lock session ${JSON.stringify(sessionKey)} within ${waitedMs} ms: another process holds its turn lock.`,
-    );
+    super("LOCK_TIMEOUT", `Could not lock session ${JSON.stringify(sessionKey)} within ${waitedMs} ms: another process holds its turn lock.`);
     this.sessionKey = sessionKey;
   }
 }

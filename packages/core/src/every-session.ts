@@ -34,7 +34,11 @@ function addScopeNames(names: Set<string>, fields: readonly string[]): void {
  * `memoriaScope`) that match it: what export, migration, erasure and `rekey` must
  * reach, since `list` leaves scope records out unless asked for them by name.
  */
-export async function* everySession(store: Pick<HistoryStore, "list">, filter: SessionKeyFilter = {}, options: EverySessionOptions = {}): AsyncGenerator<SessionKey> {
+export async function* everySession(
+  store: Pick<HistoryStore, "list">,
+  filter: SessionKeyFilter = {},
+  options: EverySessionOptions = {},
+): AsyncGenerator<SessionKey> {
   const pageSize = options.pageSize ?? DEFAULT_LIST_LIMIT;
   // Named scopes are checked (and sorted) as a memory's `scope` is, before anything is listed.
   const names = new Set((options.scopes ?? []).map((fields) => (checkScopeFields(fields, "scopes") as readonly string[]).join("+")));

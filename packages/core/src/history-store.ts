@@ -305,7 +305,7 @@ export function requireFilterField(filter: SessionKeyFilter): void {
   if (Object.keys(filter).length === 0) {
     throw new MemoriaError(
       "INVALID_ARGUMENT",
-      "delete() needs at least one key field, e.g. delete({ userId: \"u1\" }); an empty filter would erase every session.",
+      'delete() needs at least one key field, e.g. delete({ userId: "u1" }); an empty filter would erase every session.',
     );
   }
 }
@@ -321,7 +321,10 @@ const STATE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 /** Checks a state name. */
 export function stateName(name: string): string {
   if (typeof name !== "string" || !STATE_NAME.test(name)) {
-    throw new MemoriaError("INVALID_ARGUMENT", `A state name must start with a letter and hold at most 64 letters, digits, "_", "." or "-"; got ${JSON.stringify(name)}.`);
+    throw new MemoriaError(
+      "INVALID_ARGUMENT",
+      `A state name must start with a letter and hold at most 64 letters, digits, "_", "." or "-"; got ${JSON.stringify(name)}.`,
+    );
   }
   return name;
 }

@@ -53,4 +53,3 @@ export function addTurn(session: Session, id: string): void {
 }
 
 export const alive = (session: Session, now?: number) => session.expiresAt === 0 || session.expiresAt > (now ?? Date.now());
-

@@ -41,14 +41,7 @@ import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.
 import { joinedReads } from "./joined-read.js";
 import { stateEntries } from "./state-writes.js";
 import type { TurnAppendOptions } from "./turn-hints.js";
-import {
-  type InfoPage,
-  type InfoPatch,
-  type SessionInfo,
-  checkInfoPatch,
-  recentPage,
-  sessionInfo,
-} from "./session-info.js";
+import { type InfoPage, type InfoPatch, type SessionInfo, checkInfoPatch, recentPage, sessionInfo } from "./session-info.js";
 
 /**
  * A store in this process's memory: for tests, demos and single-process apps

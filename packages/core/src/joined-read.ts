@@ -15,4 +15,3 @@ export const joinedReads = new WeakMap<HistoryStore, JoinedRead>();
 export function joinedReadOf(store: HistoryStore): JoinedRead | undefined {
   return joinedReads.get(store);
 }
-

@@ -45,7 +45,10 @@ export function queryGroups(query: readonly (string | QueryTerm)[]): QueryGroup[
     const forms = [{ term, weight: 1 }];
     for (const alternative of alternatives) {
       if (!(Number.isFinite(alternative.weight) && alternative.weight >= 0)) {
-        throw new MemoriaError("INVALID_ARGUMENT", `searchTerms: the weight of "${alternative.term}" (for "${term}") must be a number >= 0, got ${alternative.weight}.`);
+        throw new MemoriaError(
+          "INVALID_ARGUMENT",
+          `searchTerms: the weight of "${alternative.term}" (for "${term}") must be a number >= 0, got ${alternative.weight}.`,
+        );
       }
       if (alternative.term !== "" && alternative.weight > 0 && !forms.some((form) => form.term === alternative.term)) forms.push(alternative);
     }

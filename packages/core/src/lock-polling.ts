@@ -36,8 +36,10 @@ export interface PolledLock {
 export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number; read?: { last: number | undefined } } {
   const ttlMs = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
   const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
-  if (!Number.isFinite(ttlMs) || ttlMs < 1) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
-  if (!Number.isFinite(waitMs) || waitMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
+  if (!Number.isFinite(ttlMs) || ttlMs < 1)
+    throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
+  if (!Number.isFinite(waitMs) || waitMs < 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
   if (!options.read) return { ttlMs: Math.round(ttlMs), waitMs };
   const last = readWindow(options.read);
   return { ttlMs: Math.round(ttlMs), waitMs, read: last === 0 ? undefined : { last } };
@@ -145,7 +147,12 @@ export async function pollForLock(sessionKey: SessionKey, options: LockOptions, 
  * sealed one not asked for, gives the lock back and throws. `payloads` undefined:
  * the take read nothing, and the caller reads.
  */
-export async function withLockedRead(lock: TurnLock, sessionKey: SessionKey, payloads: readonly unknown[] | undefined, read: ReadOptions | undefined): Promise<TurnLock> {
+export async function withLockedRead(
+  lock: TurnLock,
+  sessionKey: SessionKey,
+  payloads: readonly unknown[] | undefined,
+  read: ReadOptions | undefined,
+): Promise<TurnLock> {
   if (payloads === undefined) return lock;
   try {
     lock.messages = refuseSealed(sessionKey, decodeMessages(payloads), read);

@@ -84,4 +84,3 @@ export function wholeHistory(): MemoryStrategy {
 export function isWholeHistory(strategy: MemoryStrategy): boolean {
   return wholeHistories.has(strategy);
 }
-

@@ -30,9 +30,10 @@ export const TYPE_FIELDS: Record<StoredMessageType, readonly string[]> = {
   generic: ["role"],
 };
 /** Every field a message of each type may carry, common ones first. */
-const FIELDS_BY_TYPE = Object.fromEntries(
-  Object.entries(TYPE_FIELDS).map(([type, fields]) => [type, [...COMMON_FIELDS, ...fields]]),
-) as unknown as Record<StoredMessageType, readonly string[]>;
+const FIELDS_BY_TYPE = Object.fromEntries(Object.entries(TYPE_FIELDS).map(([type, fields]) => [type, [...COMMON_FIELDS, ...fields]])) as unknown as Record<
+  StoredMessageType,
+  readonly string[]
+>;
 /** Fields left out when they hold their constructor default, to keep rows small. */
 const EMPTY_DEFAULTS = new Set(["additional_kwargs", "response_metadata", "tool_calls", "invalid_tool_calls"]);
 

@@ -1,12 +1,4 @@
-import {
-  AIMessage,
-  type BaseMessage,
-  ChatMessage,
-  FunctionMessage,
-  HumanMessage,
-  SystemMessage,
-  ToolMessage,
-} from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ChatMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { MemoriaError } from "./errors.js";
 import { SEALED_ROLE } from "./history-store.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
@@ -151,8 +143,7 @@ function sealedEnvelope(text: string): string | undefined {
 /** `copy`: the value is the caller's, so the message takes clones of its fields. */
 function decodeParsed(parsed: unknown, copy: boolean): BaseMessage {
   const own = parsed as EncodedMessage;
-  const { type, data } =
-    typeof own === "object" && own !== null && own.v === CODEC_VERSION && own.data && FIELDS_OF[own.type] ? own : normalize(parsed);
+  const { type, data } = typeof own === "object" && own !== null && own.v === CODEC_VERSION && own.data && FIELDS_OF[own.type] ? own : normalize(parsed);
   // The common case, memoria's own text: the parsed fields become the message's, with no copy.
   if (!copy && fieldsAsStored(type, data)) return construct(type, data);
   const allowed = FIELDS_OF[type];
@@ -199,7 +190,8 @@ function shareEmpties(target: Record<string, unknown>): void {
     if (typeof inner !== "object" || inner === null) continue;
     if (Array.isArray(inner)) {
       if (inner.length === 0) target[key] = EMPTY_ARRAY;
-      else if (key === "lc_namespace" && inner.length === 2 && inner[0] === MESSAGES_NAMESPACE[0] && inner[1] === MESSAGES_NAMESPACE[1]) target[key] = MESSAGES_NAMESPACE;
+      else if (key === "lc_namespace" && inner.length === 2 && inner[0] === MESSAGES_NAMESPACE[0] && inner[1] === MESSAGES_NAMESPACE[1])
+        target[key] = MESSAGES_NAMESPACE;
     } else if (Object.getPrototypeOf(inner) === Object.prototype && !hasKeys(inner)) {
       target[key] = EMPTY_OBJECT;
     }

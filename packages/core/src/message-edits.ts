@@ -11,10 +11,7 @@ import { encodeMessages } from "./message-codec.js";
  * - `truncate`: keeps the messages up to and including `after` (−1 keeps none):
  *   "regenerate this answer" truncates after the question.
  */
-export type MessageEdit =
-  | { op: "delete"; at: number }
-  | { op: "replace"; at: number; message: BaseMessage }
-  | { op: "truncate"; after: number };
+export type MessageEdit = { op: "delete"; at: number } | { op: "replace"; at: number; message: BaseMessage } | { op: "truncate"; after: number };
 
 /** What a store's `replaceTail` does: the messages from position `from` on become `messages`. */
 export interface TailReplacement {
@@ -63,7 +60,9 @@ export function checkCut(messages: readonly BaseMessage[], after: number): void 
   for (const [id, at] of caller) {
     const late = (results.get(id) ?? []).find((i) => i > after);
     if (at <= after && late !== undefined) {
-      throw new EditConflictError(`Cutting after message ${after} would leave tool call ${id} (message ${at}) without its result (message ${late}); cut after ${late}, or before ${at}.`);
+      throw new EditConflictError(
+        `Cutting after message ${after} would leave tool call ${id} (message ${at}) without its result (message ${late}); cut after ${late}, or before ${at}.`,
+      );
     }
   }
 }
@@ -79,7 +78,9 @@ export function planEdit(messages: readonly BaseMessage[], edit: MessageEdit): T
       const answered = answers(target);
       const { caller } = toolPairs(messages);
       if (answered !== undefined && caller.has(answered)) {
-        throw new EditConflictError(`Message ${at} is the result of tool call ${answered} (message ${caller.get(answered)}); delete that message instead, which removes its results too.`);
+        throw new EditConflictError(
+          `Message ${at} is the result of tool call ${answered} (message ${caller.get(answered)}); delete that message instead, which removes its results too.`,
+        );
       }
       const calls = new Set(callIds(target));
       const rest = messages.slice(at + 1).filter((message) => !calls.has(answers(message) as string));
@@ -91,7 +92,9 @@ export function planEdit(messages: readonly BaseMessage[], edit: MessageEdit): T
       const before = messages[at] as BaseMessage;
       const same = (a: string[], b: string[]) => a.length === b.length && a.every((id) => b.includes(id));
       if ((callIds(before).length > 0 || callIds(edit.message).length > 0) && !same(callIds(before), callIds(edit.message)) && at !== last) {
-        throw new EditConflictError(`Message ${at} makes tool calls [${callIds(before).join(", ")}]; its replacement must make the same calls (it makes [${callIds(edit.message).join(", ")}]), or their results would be left without a call.`);
+        throw new EditConflictError(
+          `Message ${at} makes tool calls [${callIds(before).join(", ")}]; its replacement must make the same calls (it makes [${callIds(edit.message).join(", ")}]), or their results would be left without a call.`,
+        );
       }
       if (answers(before) !== answers(edit.message) && (answers(before) !== undefined || answers(edit.message) !== undefined)) {
         throw new EditConflictError(`Message ${at} answers tool call ${answers(before) ?? "(none)"}; its replacement must answer the same call.`);
@@ -110,12 +113,21 @@ export function planEdit(messages: readonly BaseMessage[], edit: MessageEdit): T
 
 /** Checks a tail replacement given to a store's `replaceTail`. */
 export function checkTail(tail: TailReplacement): void {
-  if (!Number.isSafeInteger(tail?.count) || tail.count < 0 || !Number.isSafeInteger(tail.from) || tail.from < 0 || tail.from > tail.count || !Array.isArray(tail.messages)) {
+  if (
+    !Number.isSafeInteger(tail?.count) ||
+    tail.count < 0 ||
+    !Number.isSafeInteger(tail.from) ||
+    tail.from < 0 ||
+    tail.from > tail.count ||
+    !Array.isArray(tail.messages)
+  ) {
     throw new MemoriaError("INVALID_ARGUMENT", "replaceTail takes { from, messages, count } with 0 <= from <= count.");
   }
 }
 
 /** The store found another number of messages than the edit was planned on. */
 export function changedUnderEdit(found: number, expected: number): EditConflictError {
-  return new EditConflictError(`The session holds ${found} messages, not the ${expected} the edit was planned on: it changed meanwhile; read it again and retry.`);
+  return new EditConflictError(
+    `The session holds ${found} messages, not the ${expected} the edit was planned on: it changed meanwhile; read it again and retry.`,
+  );
 }

@@ -34,7 +34,8 @@ export function randomId(prefix = ""): string {
   let at = text.write(prefix, 0, "latin1");
   for (let i = 0; i < 16; i++) {
     let byte = pool[taken + i] as number;
-    if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
+    if (i === 6)
+      byte = (byte & 0x0f) | 0x40; // version 4
     else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 9562 variant
     if (i === 4 || i === 6 || i === 8 || i === 10) text[at++] = DASH;
     text[at++] = HEX_DIGITS[2 * byte] as number;

@@ -9,13 +9,7 @@ import { childRun } from "./history-runs.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
 import { encodeMessages } from "./message-codec.js";
 import { type JsonValue, jsonBytesAtMost } from "./json-value.js";
-import {
-  DEFAULT_SESSION_FIELDS,
-  type SessionKey,
-  encodeSessionKey,
-  sessionKeyFromConfig,
-  validateSessionFields,
-} from "./session-key.js";
+import { DEFAULT_SESSION_FIELDS, type SessionKey, encodeSessionKey, sessionKeyFromConfig, validateSessionFields } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
 import { SessionLocks } from "./turn-lock.js";
 import { type Authorize, checkAccess } from "./access.js";
@@ -267,7 +261,10 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     if (jsonBytesAtMost(encoded as unknown as JsonValue) <= this.#maxInputBytes) return;
     const bytes = Buffer.byteLength(JSON.stringify(encoded));
     if (bytes > this.#maxInputBytes) {
-      throw new MemoriaError("INVALID_INPUT", `The turn's input is ${bytes} bytes, more than maxInputBytes (${this.#maxInputBytes}); nothing was stored. Raise maxInputBytes if such inputs are expected.`);
+      throw new MemoriaError(
+        "INVALID_INPUT",
+        `The turn's input is ${bytes} bytes, more than maxInputBytes (${this.#maxInputBytes}); nothing was stored. Raise maxInputBytes if such inputs are expected.`,
+      );
     }
   }
 
@@ -281,7 +278,11 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   async _reportMemoryError(error: unknown, context: SaveErrorContext): Promise<void> {
     try {
       if (this.#onMemoryError) await this.#onMemoryError(error, context);
-      else process.emitWarning(`memoria: the memory strategy "${this.memory.name}" failed after turn ${context.turnId} was stored: ${(error as Error)?.message ?? error}`, { code: "MEMORIA_MEMORY_ERROR" });
+      else
+        process.emitWarning(
+          `memoria: the memory strategy "${this.memory.name}" failed after turn ${context.turnId} was stored: ${(error as Error)?.message ?? error}`,
+          { code: "MEMORIA_MEMORY_ERROR" },
+        );
     } catch {
       // a failing hook must not fail a stored turn either
     }

@@ -33,7 +33,7 @@ export function scopeFilterOf(key: SessionKey, fields: readonly string[]): Sessi
 /** Where the scope `filter` keeps its records: the filter plus {@link SCOPE_FIELD} naming its fields. */
 export function scopeKeyOf(filter: SessionKeyFilter): SessionKey {
   const fields = Object.keys(filter).sort();
-  if (fields.length === 0) throw new MemoriaError("INVALID_ARGUMENT", "A scope needs at least one field, e.g. { userId: \"ada\" }.");
+  if (fields.length === 0) throw new MemoriaError("INVALID_ARGUMENT", 'A scope needs at least one field, e.g. { userId: "ada" }.');
   if (fields.includes(SCOPE_FIELD)) return createSessionKey(filter);
   return createSessionKey({ ...filter, [SCOPE_FIELD]: fields.join("+") });
 }

@@ -173,7 +173,6 @@ export function loadContext(backend: Backend, sessionKey: SessionKey, input: Bas
   };
 }
 
-
 /**
  * What a memory strategy sees of one session, built from a store or from any
  * LangChain chat history (a `store.history(key)` is recognized and read through
@@ -186,7 +185,8 @@ export function memoryContext(
   options: { input?: BaseMessage[]; config?: RunnableConfig } = {},
 ): MemoryLoadContext {
   // A memoria store's history names its own session: long-term memory scopes by its fields.
-  if (isStoreChatMessageHistory(source)) return loadContext(storeBackend(source.store, source.sessionKey), source.sessionKey, options.input ?? [], options.config ?? {});
+  if (isStoreChatMessageHistory(source))
+    return loadContext(storeBackend(source.store, source.sessionKey), source.sessionKey, options.input ?? [], options.config ?? {});
   const key = createSessionKey(sessionKey);
   const backend: Backend = "getMessages" in source ? historyBackend(source, source, key) : storeBackend(source, key);
   return loadContext(backend, key, options.input ?? [], options.config ?? {});

@@ -37,7 +37,9 @@ function staleState(state: Record<string, JsonValue>, from: number): string[] {
     const read = readMark(state[name]);
     if (!read || read.trimmed + from >= read.mark) continue;
     if (read.trimmed > 0) {
-      throw new EditConflictError(`State "${name}" folded message ${from} into a summary whose older messages were removed (compaction); it cannot be rebuilt, so that message can no longer be edited.`);
+      throw new EditConflictError(
+        `State "${name}" folded message ${from} into a summary whose older messages were removed (compaction); it cannot be rebuilt, so that message can no longer be edited.`,
+      );
     }
     stale.push(name);
   }
@@ -90,7 +92,8 @@ export interface BranchOptions {
 export async function branchSession(store: HistoryStore, from: SessionKey, to: SessionKey, options: BranchOptions = {}): Promise<{ messages: number }> {
   const source = createSessionKey(from);
   const target = createSessionKey(to);
-  if (encodeSessionKey(source) === encodeSessionKey(target)) throw new MemoriaError("INVALID_ARGUMENT", "A branch needs a new session key, not the one it copies.");
+  if (encodeSessionKey(source) === encodeSessionKey(target))
+    throw new MemoriaError("INVALID_ARGUMENT", "A branch needs a new session key, not the one it copies.");
   return underLock(store, source, options.lock, async () => {
     const messages = await store.read(source);
     const n = options.messages ?? messages.length;

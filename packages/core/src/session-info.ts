@@ -54,7 +54,7 @@ export interface CheckedPatch {
 /** Checks a patch; a bad title or metadata gets a typed error naming it, before anything is written. */
 export function checkInfoPatch(patch: InfoPatch): CheckedPatch {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-    throw new MemoriaError("INVALID_ARGUMENT", "setInfo() takes an object such as { title: \"Trip to Paris\" }.");
+    throw new MemoriaError("INVALID_ARGUMENT", 'setInfo() takes an object such as { title: "Trip to Paris" }.');
   }
   for (const field of Object.keys(patch)) {
     if (field !== "title" && field !== "metadata") {
@@ -64,7 +64,10 @@ export function checkInfoPatch(patch: InfoPatch): CheckedPatch {
   const { title, metadata } = patch;
   if (title !== undefined && title !== null) {
     if (typeof title !== "string" || title.length === 0 || title.length > MAX_TITLE_LENGTH || CONTROL.test(title)) {
-      throw new MemoriaError("INVALID_ARGUMENT", `A session title must be 1 to ${MAX_TITLE_LENGTH} characters without control characters (or null to remove it).`);
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        `A session title must be 1 to ${MAX_TITLE_LENGTH} characters without control characters (or null to remove it).`,
+      );
     }
   }
   return { title, metadata: metadata === undefined || metadata === null ? metadata : metadataText(metadata) };
@@ -118,7 +121,7 @@ export function parseRecentCursor(cursor: string | undefined): { lastActiveAt: n
   const colon = typeof cursor === "string" ? cursor.indexOf(":") : -1;
   const lastActiveAt = colon > 0 ? Number(cursor.slice(0, colon)) : Number.NaN;
   if (!Number.isSafeInteger(lastActiveAt) || colon === cursor.length - 1) {
-    throw new MemoriaError("INVALID_ARGUMENT", "recent() option \"cursor\" must be the cursor of a page recent() returned.");
+    throw new MemoriaError("INVALID_ARGUMENT", 'recent() option "cursor" must be the cursor of a page recent() returned.');
   }
   return { lastActiveAt, id: cursor.slice(colon + 1) };
 }

@@ -37,10 +37,7 @@ export const SCOPE_FIELD = "memoriaScope";
 
 function checkFieldName(field: unknown): asserts field is string {
   if (typeof field !== "string" || !FIELD_NAME.test(field) || RESERVED_FIELDS.has(field)) {
-    throw new InvalidSessionKeyError(
-      String(field),
-      "a field name must start with a letter and hold at most 64 letters, digits or underscores",
-    );
+    throw new InvalidSessionKeyError(String(field), "a field name must start with a letter and hold at most 64 letters, digits or underscores");
   }
 }
 

@@ -9,7 +9,10 @@ import type { SessionKey } from "./session-key.js";
  */
 export function stateEntries(values: Readonly<Record<string, JsonValue>>): [string, JsonValue][] {
   if (typeof values !== "object" || values === null || Array.isArray(values)) {
-    throw new MemoriaError("INVALID_ARGUMENT", `setStates() takes an object of state values by name, got ${Array.isArray(values) ? "an array" : String(values)}.`);
+    throw new MemoriaError(
+      "INVALID_ARGUMENT",
+      `setStates() takes an object of state values by name, got ${Array.isArray(values) ? "an array" : String(values)}.`,
+    );
   }
   return Object.keys(values).map((name) => [stateName(name), stateValue(values[name])]);
 }
@@ -19,7 +22,12 @@ export function stateEntries(values: Readonly<Record<string, JsonValue>>): [stri
  * several in one step with the store's `setStates`, or (a store without it) one
  * `setState` after another, in order, so a failure part-way leaves the earlier ones written.
  */
-export async function writeStates(store: HistoryStore, key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+export async function writeStates(
+  store: HistoryStore,
+  key: SessionKey,
+  values: Readonly<Record<string, JsonValue>>,
+  options?: FencedWriteOptions,
+): Promise<void> {
   const names = values && typeof values === "object" && !Array.isArray(values) ? Object.keys(values) : [];
   if (names.length === 1) return store.setState(key, names[0] as string, values[names[0] as string] as JsonValue, options);
   if (store.setStates) return store.setStates(key, values, options);

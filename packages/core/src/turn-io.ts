@@ -1,10 +1,4 @@
-import {
-  AIMessage,
-  type BaseMessage,
-  HumanMessage,
-  coerceMessageLikeToMessage,
-  isBaseMessage,
-} from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, HumanMessage, coerceMessageLikeToMessage, isBaseMessage } from "@langchain/core/messages";
 import { agentStepMessages } from "./agent-steps.js";
 import { MemoriaError } from "./errors.js";
 
@@ -65,7 +59,9 @@ export function inputMessagesOf(input: unknown, keys: TurnKeys): BaseMessage[] {
     if (Array.isArray(value) && Array.isArray(value[0]) && !isMessageTuple(value[0])) value = value[0];
     if (value === undefined) {
       const fields = Object.keys(input);
-      const hint = fields.length ? ` Its fields: ${fields.map((field) => `"${field}"`).join(", ")}; set inputMessagesKey to the one that holds the user's message.` : "";
+      const hint = fields.length
+        ? ` Its fields: ${fields.map((field) => `"${field}"`).join(", ")}; set inputMessagesKey to the one that holds the user's message.`
+        : "";
       throw new MemoriaError("INVALID_INPUT", `The input has no "${key}" field holding the turn's messages; got ${preview(input)}.${hint}`);
     }
   }
@@ -122,7 +118,10 @@ export function outputMessagesOf(output: unknown, keys: TurnKeys, sent?: () => {
     } else {
       const key = dictKey(output, keys.outputMessagesKey, "output");
       if (!Object.hasOwn(output, key)) {
-        const found = Object.keys(output).map((k) => JSON.stringify(k)).join(", ") || "none";
+        const found =
+          Object.keys(output)
+            .map((k) => JSON.stringify(k))
+            .join(", ") || "none";
         throw new MemoriaError(
           "INVALID_OUTPUT",
           keys.outputMessagesKey === undefined

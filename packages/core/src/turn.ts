@@ -170,4 +170,3 @@ export class Turn {
     await this.releaseLock();
   }
 }
-

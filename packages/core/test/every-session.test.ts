@@ -16,7 +16,10 @@ describe("everySession", () => {
     await store.setState(scopeKeyOf({ userId: "ada", teamId: "t1" }), "facts", 2);
     await store.setState(scopeKeyOf({ userId: "bob" }), "facts", 3);
     const found = await all(everySession(store, { userId: "ada" }, { pageSize: 1 }));
-    expect(found).toEqual([{ userId: "ada", conversationId: "c1" }, { userId: "ada", [SCOPE_FIELD]: "userId" }]);
+    expect(found).toEqual([
+      { userId: "ada", conversationId: "c1" },
+      { userId: "ada", [SCOPE_FIELD]: "userId" },
+    ]);
     const named = await all(everySession(store, { userId: "ada" }, { scopes: [["userId", "teamId"]] }));
     expect(named).toContainEqual({ userId: "ada", teamId: "t1", [SCOPE_FIELD]: "teamId+userId" });
     expect(named).toHaveLength(3);

@@ -41,7 +41,11 @@ describe("in-memory store", () => {
     expect(Object.isFrozen(first)).toBe(false); // a plain array: V8 walks frozen ones far slower
     expect(first[1]).toBe(second[1]);
     expect(first[1]).not.toBe(appended); // what the caller appended stays the caller's, unfrozen
-    expect([Object.isFrozen(appended), Object.isFrozen(appended.tool_calls![0]!.args.x), Object.isFrozen(appended.additional_kwargs)]).toEqual([false, false, false]);
+    expect([Object.isFrozen(appended), Object.isFrozen(appended.tool_calls![0]!.args.x), Object.isFrozen(appended.additional_kwargs)]).toEqual([
+      false,
+      false,
+      false,
+    ]);
     expect(Object.isFrozen((first[1] as AIMessage).tool_calls![0]!.args.x)).toBe(true);
     expect((await store.read(key, { last: 1 }))[0]).toBe(first[1]);
   });
@@ -126,7 +130,10 @@ describe("in-memory store", () => {
     expect(read).toHaveBeenCalledTimes(1);
     const plain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store });
     const runs: string[] = [];
-    await plain.invoke("hi", { configurable: { sessionId: "traced" }, callbacks: [{ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void runs.push(name as string) }] });
+    await plain.invoke("hi", {
+      configurable: { sessionId: "traced" },
+      callbacks: [{ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void runs.push(name as string) }],
+    });
     expect(read).toHaveBeenCalledTimes(2);
     expect(runs).toContain("loadHistory");
   });

@@ -29,9 +29,7 @@ describe("LangChain's scenarios", () => {
     const { histories, getMessageHistory } = historyFactory();
     const withHistory = new RunnableWithMessageHistory({ runnable, getMessageHistory });
     expect(await withHistory.invoke([new HumanMessage("hello")], config)).toBe("you said: hello");
-    expect(await withHistory.invoke([new HumanMessage("good bye")], config)).toBe(
-      "you said: hello, you said: hello, good bye",
-    );
+    expect(await withHistory.invoke([new HumanMessage("good bye")], config)).toBe("you said: hello, you said: hello, good bye");
     expect(transcript(await histories.get("1")!.getMessages())).toEqual([
       "human: hello",
       "ai: you said: hello",
@@ -50,17 +48,15 @@ describe("LangChain's scenarios", () => {
     for await (const chunk of await withHistory.stream("and again", config)) chunks.push(chunk as AIMessageChunk);
     expect(chunks.length).toBeGreaterThan(1);
     expect(chunks.map((c) => c.content).join("")).toBe("Hi again.");
-    expect(transcript(await store.read(config.configurable))).toEqual([
-      "human: hi",
-      "ai: Hello there!",
-      "human: and again",
-      "ai: Hi again.",
-    ]);
+    expect(transcript(await store.read(config.configurable))).toEqual(["human: hi", "ai: Hello there!", "human: and again", "ai: Hi again."]);
   });
 
   it("runs a messages-in, messages-out chain with a placeholder", async () => {
     const store = createInMemoryStore();
-    const prompt = ChatPromptTemplate.fromMessages([["system", "You are helpful."], ["placeholder", "{messages}"]]);
+    const prompt = ChatPromptTemplate.fromMessages([
+      ["system", "You are helpful."],
+      ["placeholder", "{messages}"],
+    ]);
     const chain = prompt.pipe(new FakeChatModel({}));
     const withHistory = new RunnableWithMessageHistory({ runnable: chain, store, inputMessagesKey: "messages" });
     await withHistory.invoke({ messages: [new HumanMessage("one")] }, config);

@@ -42,7 +42,9 @@ function exhaustive(items: Item[], query: (string | QueryTerm)[], k: number): { 
     if (seen.has(term)) continue;
     seen.add(term);
     const forms = [{ term, weight: 1 }, ...alternatives.filter((alternative) => alternative.weight > 0 && alternative.term !== term)];
-    const held = forms.flatMap(({ term: form, weight }) => (holding.has(form) ? [{ term: form, idf: weight * termWeight(items.length, holding.get(form) as number) }] : []));
+    const held = forms.flatMap(({ term: form, weight }) =>
+      holding.has(form) ? [{ term: form, idf: weight * termWeight(items.length, holding.get(form) as number) }] : [],
+    );
     words.push({ forms: held });
   }
   const scored = items.flatMap((item) => {
@@ -68,7 +70,8 @@ describe("TermIndex (BM25 in the process)", () => {
       const items: Item[] = [];
       for (let id = 0; id < 400; id++) {
         // Every tenth item repeats an earlier one: equal scores, ordered by `tie`.
-        const terms = id % 10 === 9 ? [...(items[Math.floor(next() * items.length)] as Item).terms] : Array.from({ length: 1 + Math.floor(next() * 12) }, () => word(next));
+        const terms =
+          id % 10 === 9 ? [...(items[Math.floor(next() * items.length)] as Item).terms] : Array.from({ length: 1 + Math.floor(next() * 12) }, () => word(next));
         items.push({ id, terms });
         index.set(String(id), id, terms);
       }

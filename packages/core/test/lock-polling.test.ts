@@ -65,7 +65,11 @@ describe("pollForLock", () => {
   it("renews a held lease every third of its TTL, and marks it lost when a renewal finds another holder", async () => {
     let renewals = 0;
     let stillMine = true;
-    const lock = { owner: "me", take: async () => true, release: async () => {}, renew: async () => {
+    const lock = {
+      owner: "me",
+      take: async () => true,
+      release: async () => {},
+      renew: async () => {
         renewals++;
         return stillMine;
       },
@@ -85,7 +89,11 @@ describe("pollForLock", () => {
 
   it("marks a lease lost when renewals fail for a whole TTL, and stops renewing once released", async () => {
     let renewals = 0;
-    const lock = { owner: "me", take: async () => true, release: async () => Promise.reject(new Error("down")), renew: async () => {
+    const lock = {
+      owner: "me",
+      take: async () => true,
+      release: async () => Promise.reject(new Error("down")),
+      renew: async () => {
         renewals++;
         throw new Error("down");
       },
@@ -102,13 +110,17 @@ describe("pollForLock", () => {
     if (Date.now() - acquired < ttlMs) expect(held.lost).toBe(false); // a renewal failed within the lease: still ours
     await until(() => held.lost); // failing for a whole lease: lost
     await expect(held.release()).resolves.toBeUndefined(); // a release that fails does not reject
-    const released = await pollForLock(key, { ttlMs: 30 }, {
-      ...lock,
-      renew: async () => {
-        renewals++;
-        return true;
+    const released = await pollForLock(
+      key,
+      { ttlMs: 30 },
+      {
+        ...lock,
+        renew: async () => {
+          renewals++;
+          return true;
+        },
       },
-    });
+    );
     await released.release();
     const after = renewals;
     await new Promise((r) => setTimeout(r, 60));

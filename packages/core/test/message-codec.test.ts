@@ -136,7 +136,12 @@ describe("message codec", () => {
     for (const bad of ["not json", "{}", JSON.stringify({ type: "alien", data: {} }), JSON.stringify({ v: 99, type: "human", data: { content: "" } })]) {
       expect(() => decodeMessage(bad)).toThrow(expect.objectContaining({ code: "CORRUPT_DATA" }));
     }
-    expect(MemoriaError.hasCode(catchIt(() => decodeMessage({ type: "tool", data: { content: "x" } })), "CORRUPT_DATA")).toBe(true);
+    expect(
+      MemoriaError.hasCode(
+        catchIt(() => decodeMessage({ type: "tool", data: { content: "x" } })),
+        "CORRUPT_DATA",
+      ),
+    ).toBe(true);
   });
 
   it("decodes a read's texts in one call, as decodeMessage does each", () => {
@@ -171,7 +176,12 @@ describe("message codec", () => {
 
   it("refuses a read holding anything but JSON text with CORRUPT_DATA, naming what it got", () => {
     const good = serializeMessage(new HumanMessage("fine"));
-    for (const [bad, named] of [[null, "null"], [{ v: 1, type: "human", data: { content: "x" } }, "object"], [7, "number"], ["{oops", "not valid JSON"]] as const) {
+    for (const [bad, named] of [
+      [null, "null"],
+      [{ v: 1, type: "human", data: { content: "x" } }, "object"],
+      [7, "number"],
+      ["{oops", "not valid JSON"],
+    ] as const) {
       const error = catchIt(() => decodeMessages([good, bad]));
       expect(MemoriaError.hasCode(error, "CORRUPT_DATA")).toBe(true);
       expect((error as Error).message).toContain(named);
@@ -253,7 +263,7 @@ describe("jsonBytesAtMost", () => {
       [],
       {},
       [[[]], {}, null],
-      { "": "", "\u0000": "\ud83d", "k\"e\\y": ["\u001f", 1e21, { nested: [true, "🎉"] }] },
+      { "": "", "\u0000": "\ud83d", 'k"e\\y': ["\u001f", 1e21, { nested: [true, "🎉"] }] },
     ];
     for (const value of [...values, values]) {
       expect(jsonBytesAtMost(value)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));

@@ -10,7 +10,10 @@ describe("PromptPrinter", () => {
     const prompt = ChatPromptTemplate.fromMessages([["system", "You are kind."], new MessagesPlaceholder("history"), ["human", "{question}"]]);
     await prompt
       .pipe(new FakeChatModel({}))
-      .invoke({ question: "What is my name?", history: [new HumanMessage("I am Ada"), new AIMessage("Hello Ada")] }, { callbacks: [new PromptPrinter((text) => printed.push(text))] });
+      .invoke(
+        { question: "What is my name?", history: [new HumanMessage("I am Ada"), new AIMessage("Hello Ada")] },
+        { callbacks: [new PromptPrinter((text) => printed.push(text))] },
+      );
     expect(printed.join("")).toBe("\nPrompt after formatting:\nSystem: You are kind.\nHuman: I am Ada\nAI: Hello Ada\nHuman: What is my name?\n\n");
   });
 

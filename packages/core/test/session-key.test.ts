@@ -91,13 +91,9 @@ describe("session keys", () => {
     const a = encodeSessionKey(createSessionKey({ userId: "u", conversationId: "c" }));
     const b = encodeSessionKey(createSessionKey({ conversationId: "c", userId: "u" }));
     expect(a).toBe(b);
-    const tricky = [
-      { sessionId: "a&b=c" },
-      { sessionId: "a", b: "c" },
-      { sessionId: "a%26b%3Dc" },
-      { sessionId: "a b" },
-      { sessionId: "a+b" },
-    ].map((k) => encodeSessionKey(createSessionKey(k)));
+    const tricky = [{ sessionId: "a&b=c" }, { sessionId: "a", b: "c" }, { sessionId: "a%26b%3Dc" }, { sessionId: "a b" }, { sessionId: "a+b" }].map((k) =>
+      encodeSessionKey(createSessionKey(k)),
+    );
     expect(new Set(tricky).size).toBe(tricky.length);
     for (const encoded of tricky) expect(encoded).toMatch(/^[A-Za-z0-9_.%=&-]+$/);
   });
@@ -140,7 +136,20 @@ describe("session keys", () => {
       { sessionId: "plain-id_1.x" }, // a second time, once its field name is known good
     ];
     for (const record of records) expect(sessionKeyId(record)).toBe(encodeSessionKey(createSessionKey(record)));
-    const invalid: unknown[] = [{ sessionId: "" }, { sessionId: "line\nbreak" }, { sessionId: "x".repeat(257) }, { sessionId: 42 }, { sessionId: "\ud800" }, { "bad-field": "v" }, { constructor: "v" }, JSON.parse('{"__proto__": "v"}'), { sessionId: "plain", userId: "" }, {}, null, ["a"]];
+    const invalid: unknown[] = [
+      { sessionId: "" },
+      { sessionId: "line\nbreak" },
+      { sessionId: "x".repeat(257) },
+      { sessionId: 42 },
+      { sessionId: "\ud800" },
+      { "bad-field": "v" },
+      { constructor: "v" },
+      JSON.parse('{"__proto__": "v"}'),
+      { sessionId: "plain", userId: "" },
+      {},
+      null,
+      ["a"],
+    ];
     for (const record of invalid) {
       let slow: unknown;
       try {

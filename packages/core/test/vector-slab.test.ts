@@ -95,7 +95,8 @@ describe("HeldRecallItems.nearest", () => {
       for (const [i, hit] of found.entries()) expect(hit.score).toBeCloseTo(expected[i]?.score as number, 5);
     }
     expect(items.nearest([1, 0], 0)).toEqual([]);
-    const byPlace = (a: { session: string; position: number }, b: { session: string; position: number }) => `${a.session}/${a.position}`.localeCompare(`${b.session}/${b.position}`);
+    const byPlace = (a: { session: string; position: number }, b: { session: string; position: number }) =>
+      `${a.session}/${a.position}`.localeCompare(`${b.session}/${b.position}`);
     expect(items.places().sort(byPlace)).toEqual([...reference.values()].map(({ session, position, at }) => ({ session, position, at })).sort(byPlace));
     expect(items.items().sort(byPlace)).toEqual([...reference.values()].sort(byPlace));
   });

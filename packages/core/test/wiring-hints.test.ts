@@ -16,14 +16,21 @@ describe("wiring hints", () => {
     const chain = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, inputMessagesKey: "input" });
     const failed = (await chain.invoke({ input: "hi" }, config).catch((error: unknown) => error)) as Error & { lc_error_code?: string };
     expect(failed.lc_error_code).toBe("INVALID_PROMPT_INPUT"); // still LangChain's error
-    expect(failed.message).toMatch(/^Missing value for input variable `chat_history`\. memoria: If "chat_history" is the prompt's MessagesPlaceholder for the conversation, set historyMessagesKey: "chat_history"/);
+    expect(failed.message).toMatch(
+      /^Missing value for input variable `chat_history`\. memoria: If "chat_history" is the prompt's MessagesPlaceholder for the conversation, set historyMessagesKey: "chat_history"/,
+    );
     expect(await store.count({ sessionId: "s" })).toBe(0);
 
     const named = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, inputMessagesKey: "input", historyMessagesKey: "history" });
-    const other = (await named.stream({ input: "hi" }, config).then(async (stream) => {
-      for await (const _ of stream);
-    }).catch((error: unknown) => error)) as Error;
-    expect(other.message).toContain('The history goes under historyMessagesKey "history": if the prompt\'s MessagesPlaceholder is "chat_history", set historyMessagesKey: "chat_history"');
+    const other = (await named
+      .stream({ input: "hi" }, config)
+      .then(async (stream) => {
+        for await (const _ of stream);
+      })
+      .catch((error: unknown) => error)) as Error;
+    expect(other.message).toContain(
+      'The history goes under historyMessagesKey "history": if the prompt\'s MessagesPlaceholder is "chat_history", set historyMessagesKey: "chat_history"',
+    );
 
     const right = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store, inputMessagesKey: "input", historyMessagesKey: "chat_history" });
     expect(await right.invoke({ input: "hi" }, config)).toMatchObject({ content: "ok" });
@@ -31,14 +38,24 @@ describe("wiring hints", () => {
 
   it("a prompt variable that is simply missing from the input is not blamed on the history", async () => {
     const withTopic = ChatPromptTemplate.fromMessages([new MessagesPlaceholder("history"), ["human", "{topic}: {input}"]]);
-    const chain = new RunnableWithMessageHistory({ runnable: withTopic.pipe(model), store: createInMemoryStore(), inputMessagesKey: "input", historyMessagesKey: "history" });
+    const chain = new RunnableWithMessageHistory({
+      runnable: withTopic.pipe(model),
+      store: createInMemoryStore(),
+      inputMessagesKey: "input",
+      historyMessagesKey: "history",
+    });
     const failed = (await chain.invoke({ input: "hi" }, config).catch((error: unknown) => error)) as Error;
     expect(failed.message).toContain("Missing value for input variable `topic`");
     expect(failed.message).toContain('otherwise pass "topic" in the input');
   });
 
   it("an inputMessagesKey the input lacks: the error lists the fields it has", async () => {
-    const chain = new RunnableWithMessageHistory({ runnable: prompt.pipe(model), store: createInMemoryStore(), inputMessagesKey: "question", historyMessagesKey: "chat_history" });
+    const chain = new RunnableWithMessageHistory({
+      runnable: prompt.pipe(model),
+      store: createInMemoryStore(),
+      inputMessagesKey: "question",
+      historyMessagesKey: "chat_history",
+    });
     await expect(chain.invoke({ input: "hi", topic: "maps" }, config)).rejects.toMatchObject({
       code: "INVALID_INPUT",
       message: expect.stringContaining('Its fields: "input", "topic"; set inputMessagesKey to the one that holds the user\'s message.'),

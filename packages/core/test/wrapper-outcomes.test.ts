@@ -65,7 +65,9 @@ describe("a call resolves if and only if its turn is stored", () => {
 
   it("a rejected save says whether anything may be stored, and how to retry safely", async () => {
     const lost = storeWith(() => ({ append: () => Promise.reject(new StoreUnavailableError("Redis did not answer", { outcome: "unknown" })) }));
-    const error = await new RunnableWithMessageHistory({ runnable: answer, store: lost }).invoke("hi", session("s", { turnId: "mine" })).catch((e: unknown) => e);
+    const error = await new RunnableWithMessageHistory({ runnable: answer, store: lost })
+      .invoke("hi", session("s", { turnId: "mine" }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "SAVE_FAILED", outcome: "unknown", turnId: "mine" });
     expect((error as Error).message).toContain('retry with configurable.turnId = "mine"');
 
@@ -154,8 +156,14 @@ describe("LangChain's conventions", () => {
     const chain = new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })) });
     const error = await chain.invoke("q", session("d")).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "INVALID_OUTPUT" });
-    expect((error as Error).message).toBe('The runnable returned an object with keys "answer", "sources" and no "output" key; set outputMessagesKey to the key that holds the answer.');
-    const keyed = new RunnableWithMessageHistory({ store: createInMemoryStore(), outputMessagesKey: "answer", runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })) });
+    expect((error as Error).message).toBe(
+      'The runnable returned an object with keys "answer", "sources" and no "output" key; set outputMessagesKey to the key that holds the answer.',
+    );
+    const keyed = new RunnableWithMessageHistory({
+      store: createInMemoryStore(),
+      outputMessagesKey: "answer",
+      runnable: RunnableLambda.from(() => ({ answer: "a", sources: [] })),
+    });
     await expect(keyed.invoke("q", session("d"))).resolves.toEqual({ answer: "a", sources: [] });
   });
 });
@@ -164,12 +172,26 @@ describe("thread-returning agents", () => {
   it("stores only what the agent added after the history and input it was given", async () => {
     const store = createInMemoryStore();
     const agent = RunnableLambda.from(async ({ messages }: { messages: BaseMessage[] }) => ({
-      messages: [...messages, new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "t", args: {}, type: "tool_call" }] }), new ToolMessage({ content: "r", tool_call_id: "c1" }), new AIMessage("done")],
+      messages: [
+        ...messages,
+        new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "t", args: {}, type: "tool_call" }] }),
+        new ToolMessage({ content: "r", tool_call_id: "c1" }),
+        new AIMessage("done"),
+      ],
     }));
     const chain = new RunnableWithMessageHistory({ runnable: agent, store, inputMessagesKey: "messages", outputMessagesKey: "messages" });
     await chain.invoke({ messages: [new HumanMessage("one")] }, session("a"));
     await chain.invoke({ messages: [new HumanMessage("two")] }, session("a"));
-    expect((await store.read({ sessionId: "a" })).map((m) => `${m.getType()}:${m.content}`)).toEqual(["human:one", "ai:", "tool:r", "ai:done", "human:two", "ai:", "tool:r", "ai:done"]);
+    expect((await store.read({ sessionId: "a" })).map((m) => `${m.getType()}:${m.content}`)).toEqual([
+      "human:one",
+      "ai:",
+      "tool:r",
+      "ai:done",
+      "human:two",
+      "ai:",
+      "tool:r",
+      "ai:done",
+    ]);
   });
 
   it("keeps a list output that does not echo the input whole", async () => {

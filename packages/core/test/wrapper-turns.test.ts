@@ -202,12 +202,7 @@ describe("saving a turn", () => {
     });
     await dict.invoke("a", session("s"));
     await generations.invoke("b", session("s"));
-    expect(transcript(await store.read({ sessionId: "s" }))).toEqual([
-      "human: a",
-      "ai: from dict",
-      "human: b",
-      "ai: from generations",
-    ]);
+    expect(transcript(await store.read({ sessionId: "s" }))).toEqual(["human: a", "ai: from dict", "human: b", "ai: from generations"]);
   });
 });
 
@@ -348,7 +343,16 @@ describe("composition", () => {
     const events: string[] = [];
     class Recorder extends BaseCallbackHandler {
       name = "recorder";
-      override handleChainStart(_chain: unknown, _inputs: unknown, _runId: string, _parent?: string, _tags?: string[], meta?: Record<string, unknown>, _type?: string, runName?: string) {
+      override handleChainStart(
+        _chain: unknown,
+        _inputs: unknown,
+        _runId: string,
+        _parent?: string,
+        _tags?: string[],
+        meta?: Record<string, unknown>,
+        _type?: string,
+        runName?: string,
+      ) {
         const key = meta?.memoria_session_key ? ` ${JSON.stringify(meta.memoria_session_key)}` : "";
         events.push(`chain:${runName}${key}${meta?.memoria_messages !== undefined ? ` ${meta.memoria_messages} messages` : ""}`);
       }

@@ -39,7 +39,15 @@ export interface FileInfoContext {
 async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats: Stats): Promise<EngineInfo> {
   const [count, state] = await Promise.all([ctx.count(p, stats), ctx.readState(p)]);
   const stored = (state[INFO_ENTRY] as Stored | undefined) ?? {};
-  return { id: found.id, key: found.key, createdAt: found.createdAt, lastActiveAt: found.lastActiveAt, messageCount: count, title: stored.ti, metadata: stored.md };
+  return {
+    id: found.id,
+    key: found.key,
+    createdAt: found.createdAt,
+    lastActiveAt: found.lastActiveAt,
+    messageCount: count,
+    title: stored.ti,
+    metadata: stored.md,
+  };
 }
 
 /**
@@ -67,9 +75,14 @@ export async function fileInfo(ctx: FileInfoContext, { key, id }: EngineSession)
  * store has no index: it reads every session file's header, as `list` does, and
  * sorts. Fine for the thousands of sessions a folder of files is for; use SQLite past that.
  */
-export async function fileRecent(ctx: FileInfoContext, match: SessionKeyFilter, page: { after: { lastActiveAt: number; id: string } | undefined; limit: number }): Promise<EngineInfo[]> {
+export async function fileRecent(
+  ctx: FileInfoContext,
+  match: SessionKeyFilter,
+  page: { after: { lastActiveAt: number; id: string } | undefined; limit: number },
+): Promise<EngineInfo[]> {
   const { after } = page;
-  const newer = (found: FoundSession) => after !== undefined && (found.lastActiveAt > after.lastActiveAt || (found.lastActiveAt === after.lastActiveAt && found.id <= after.id));
+  const newer = (found: FoundSession) =>
+    after !== undefined && (found.lastActiveAt > after.lastActiveAt || (found.lastActiveAt === after.lastActiveAt && found.id <= after.id));
   const found = (await ctx.allSessions())
     .filter((session) => keyMatches(session.key, match) && !newer(session))
     .sort((a, b) => b.lastActiveAt - a.lastActiveAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

@@ -35,7 +35,8 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   const sync = (options.fsync ?? "always") === "always";
   const ttlMs = options.ttlSeconds === undefined ? undefined : options.ttlSeconds * 1000;
   if (ttlMs !== undefined && !(ttlMs > 0)) throw new MemoriaError("INVALID_ARGUMENT", `ttlSeconds must be > 0, got ${options.ttlSeconds}.`);
-  if (options.frozen !== undefined && typeof options.frozen !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
+  if (options.frozen !== undefined && typeof options.frozen !== "boolean")
+    throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
   const folder = sessionFolder(root, { sync, ttlMs, cacheSessions: options.cacheSessions ?? 1_000, frozen: options.frozen ?? true });
   const { ledger, tails, folders, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
   let closed = false;
@@ -43,15 +44,17 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
   /** State values (name and JSON text) written together: the state file is replaced whole, once. */
   async function writeState({ key, id }: EngineSession, entries: readonly (readonly [string, string])[], token: string | undefined): Promise<void> {
     const p = pathsOf(id);
-    await onDisk("not-stored", () => exclusive(key, p, async () => {
-      checkFence(key, p, token);
-      const entry = await ledger.catchUp(p);
-      if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with state only: its header
-      const values = Object.fromEntries(entries.map(([name, json]) => [name, JSON.parse(json) as JsonValue]));
-      await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), ...values }));
-      const now = new Date();
-      await utimes(p.file, now, now); // a write renews the session's TTL
-    }));
+    await onDisk("not-stored", () =>
+      exclusive(key, p, async () => {
+        checkFence(key, p, token);
+        const entry = await ledger.catchUp(p);
+        if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with state only: its header
+        const values = Object.fromEntries(entries.map(([name, json]) => [name, JSON.parse(json) as JsonValue]));
+        await replaceFile(p.state, JSON.stringify({ ...(await readState(p)), ...values }));
+        const now = new Date();
+        await utimes(p.file, now, now); // a write renews the session's TTL
+      }),
+    );
   }
 
   /** The session's turns holding its last `last` messages (all when undefined), from the cache where it is current. */
@@ -84,19 +87,21 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
 
     async append({ key, id }, payloads, turn) {
       const p = pathsOf(id);
-      return onDisk("not-stored", () => exclusive(key, p, async () => {
-        checkFence(key, p, turn.fence);
-        const entry = await ledger.catchUp(p);
-        if (entry.turnIds.has(turn.turnId)) return { appended: false };
-        const count = entry.count + payloads.length;
-        const { at, created } = await ledger.write(key, p, entry, turnLine(turn.turnId, count, payloads));
-        const line: TurnLine = { t: turn.turnId, n: count, m: payloads.map((text) => JSON.parse(text)) };
-        if (created) tails.created(p.file, created, at, line);
-        else tails.appended(p.file, at, entry.offset, line);
-        entry.count = count;
-        entry.turnIds.add(turn.turnId);
-        return { appended: true };
-      }));
+      return onDisk("not-stored", () =>
+        exclusive(key, p, async () => {
+          checkFence(key, p, turn.fence);
+          const entry = await ledger.catchUp(p);
+          if (entry.turnIds.has(turn.turnId)) return { appended: false };
+          const count = entry.count + payloads.length;
+          const { at, created } = await ledger.write(key, p, entry, turnLine(turn.turnId, count, payloads));
+          const line: TurnLine = { t: turn.turnId, n: count, m: payloads.map((text) => JSON.parse(text)) };
+          if (created) tails.created(p.file, created, at, line);
+          else tails.appended(p.file, at, entry.offset, line);
+          entry.count = count;
+          entry.turnIds.add(turn.turnId);
+          return { appended: true };
+        }),
+      );
     },
 
     async getState({ id }, name) {
@@ -119,57 +124,63 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
 
     async setInfo({ key, id }, patch, fence) {
       const p = pathsOf(id);
-      await onDisk("not-stored", () => exclusive(key, p, async () => {
-        checkFence(key, p, fence);
-        const entry = await ledger.catchUp(p);
-        if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with info only: its header
-        await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), patch)));
-      }));
+      await onDisk("not-stored", () =>
+        exclusive(key, p, async () => {
+          checkFence(key, p, fence);
+          const entry = await ledger.catchUp(p);
+          if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with info only: its header
+          await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), patch)));
+        }),
+      );
     },
 
     recent: (match, page) => fileRecent(conversations, match, page),
 
     async trim({ key, id }, oldest) {
       const p = pathsOf(id);
-      return onDisk("not-stored", () => exclusive(key, p, async () => {
-        const entry = await ledger.catchUp(p);
-        if (entry.offset === 0) return 0;
-        const { lines, removed } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(Math.max(0, oldest - first)));
-        await replaceFile(p.file, `${lines.join("\n")}\n`);
-        ledger.forget(p.file);
-        tails.forget(p.file);
-        return removed;
-      }));
+      return onDisk("not-stored", () =>
+        exclusive(key, p, async () => {
+          const entry = await ledger.catchUp(p);
+          if (entry.offset === 0) return 0;
+          const { lines, removed } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(Math.max(0, oldest - first)));
+          await replaceFile(p.file, `${lines.join("\n")}\n`);
+          ledger.forget(p.file);
+          tails.forget(p.file);
+          return removed;
+        }),
+      );
     },
 
     async replaceTail({ key, id }, tail, fence) {
       const p = pathsOf(id);
-      return onDisk("not-stored", () => exclusive(key, p, async () => {
-        checkFence(key, p, fence);
-        let entry = await ledger.catchUp(p);
-        const live = liveStat(p.file) !== undefined;
-        const found = live ? entry.count : 0;
-        if (found !== tail.count) return found;
-        const editId = randomId("edit.");
-        if (!live || entry.offset === 0) {
-          // Nothing to replace: the new messages (if any) start the session afresh.
-          if (entry.offset > 0) {
-            await removeSession(p);
-            entry = await ledger.catchUp(p);
+      return onDisk("not-stored", () =>
+        exclusive(key, p, async () => {
+          checkFence(key, p, fence);
+          let entry = await ledger.catchUp(p);
+          const live = liveStat(p.file) !== undefined;
+          const found = live ? entry.count : 0;
+          if (found !== tail.count) return found;
+          const editId = randomId("edit.");
+          if (!live || entry.offset === 0) {
+            // Nothing to replace: the new messages (if any) start the session afresh.
+            if (entry.offset > 0) {
+              await removeSession(p);
+              entry = await ledger.catchUp(p);
+            }
+            if (tail.payloads.length === 0) return found;
+            await ledger.write(key, p, entry, turnLine(editId, tail.payloads.length, tail.payloads));
+            entry.count += tail.payloads.length;
+            entry.turnIds.add(editId);
+            return found;
           }
-          if (tail.payloads.length === 0) return found;
-          await ledger.write(key, p, entry, turnLine(editId, tail.payloads.length, tail.payloads));
-          entry.count += tail.payloads.length;
-          entry.turnIds.add(editId);
+          const { lines } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(0, Math.max(0, tail.from - first)));
+          if (tail.payloads.length > 0) lines.push(turnLine(editId, tail.from + tail.payloads.length, tail.payloads).trimEnd());
+          await replaceFile(p.file, `${lines.join("\n")}\n`);
+          ledger.forget(p.file);
+          tails.forget(p.file);
           return found;
-        }
-        const { lines } = await rewriteTurns(p.file, entry.offset, (first, messages) => messages.slice(0, Math.max(0, tail.from - first)));
-        if (tail.payloads.length > 0) lines.push(turnLine(editId, tail.from + tail.payloads.length, tail.payloads).trimEnd());
-        await replaceFile(p.file, `${lines.join("\n")}\n`);
-        ledger.forget(p.file);
-        tails.forget(p.file);
-        return found;
-      }));
+        }),
+      );
     },
 
     async clear({ key, id }) {

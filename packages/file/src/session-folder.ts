@@ -36,7 +36,12 @@ const TAIL_BYTES = 64 * 1024 * 1024;
 export function sessionFolder(root: string, settings: FolderSettings) {
   const { sync, ttlMs, cacheSessions } = settings;
   const ledger = new Ledger(cacheSessions, expired, sync);
-  const tails = new TailCache({ files: cacheSessions, bytesPerFile: TAIL_BYTES_PER_FILE, bytes: TAIL_BYTES, share: settings.frozen ? decodeFrozenMessage : undefined });
+  const tails = new TailCache({
+    files: cacheSessions,
+    bytesPerFile: TAIL_BYTES_PER_FILE,
+    bytes: TAIL_BYTES,
+    share: settings.frozen ? decodeFrozenMessage : undefined,
+  });
 
   /** Recent sessions' paths by encoded key: a read then hashes nothing (bounded like the other caches). */
   const known = new Map<string, Paths>();

@@ -140,5 +140,7 @@ export interface Written {
 
 /** Writes up to this size are made synchronously (see `Ledger.write`). */
 const SYNC_WRITE_BYTES = 64 * 1024;
-const writeAsync = promisify((fd: number, bytes: Buffer, done: (error: Error | null, written: number) => void) => write(fd, bytes, 0, bytes.length, null, done));
+const writeAsync = promisify((fd: number, bytes: Buffer, done: (error: Error | null, written: number) => void) =>
+  write(fd, bytes, 0, bytes.length, null, done),
+);
 const fsyncAsync = promisify(fsync);

@@ -22,38 +22,50 @@ describe("file store on a full disk", () => {
   it.for([
     { size: 300_000, how: "written through the thread pool" },
     { size: 20_000, how: "written synchronously" },
-  ])("rejects the turn that does not fit ($how) with a typed error, keeps every turn it resolved, leaks no descriptor, and recovers", async ({ size }, context) => {
-    await onSmallDisk(1024 * 1024, (reason) => context.skip(reason), async (diskPath) => {
-      const store = createFileStore({ directory: join(diskPath, "sessions") });
-      const key = { sessionId: "big-turns" };
-      const turn = (i: number) => [new HumanMessage(`q${i} ${"x".repeat(size)}`), new AIMessage(`a${i}`)];
-      const before = openDescriptors();
-      let resolved = 0;
-      const failures: unknown[] = [];
-      for (let i = 0; failures.length < 2 && i < 200; i++) {
-        await store.append(key, turn(i), { turnId: `t${i}` }).then(
-          () => resolved++,
-          (error: unknown) => failures.push(error),
-        );
-      }
-      expect(resolved).toBeGreaterThan(0);
-      expect(failures.length).toBeGreaterThan(0);
-      for (const error of failures) expect(error).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
-      expect((failures[0] as Error).message).toContain("disk is full");
-      // Only whole turns, exactly the ones that resolved, also for a fresh reader.
-      const fresh = createFileStore({ directory: join(diskPath, "sessions") });
-      expect(await fresh.count(key)).toBe(2 * resolved);
-      expect((await fresh.read(key)).filter((m) => m.getType() === "ai").map((m) => m.content)).toEqual(Array.from({ length: resolved }, (_, i) => `a${i}`));
-      expect(openDescriptors()).toBeLessThanOrEqual(before + 1);
-      // The turn lock too: failures leave no lock behind that would block the next turn.
-      const chain = new RunnableWithMessageHistory({ store, runnable: RunnableLambda.from(() => "ok") });
-      await expect(chain.invoke(`too big ${"y".repeat(400_000)}`, { configurable: key })).rejects.toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored" });
-      await store.clear(key);
-      await expect(chain.invoke("fits now", { configurable: key })).resolves.toBe("ok");
-      expect(await store.count(key)).toBe(2);
-      await Promise.all([store.close(), fresh.close()]);
-    });
-  });
+  ])(
+    "rejects the turn that does not fit ($how) with a typed error, keeps every turn it resolved, leaks no descriptor, and recovers",
+    async ({ size }, context) => {
+      await onSmallDisk(
+        1024 * 1024,
+        (reason) => context.skip(reason),
+        async (diskPath) => {
+          const store = createFileStore({ directory: join(diskPath, "sessions") });
+          const key = { sessionId: "big-turns" };
+          const turn = (i: number) => [new HumanMessage(`q${i} ${"x".repeat(size)}`), new AIMessage(`a${i}`)];
+          const before = openDescriptors();
+          let resolved = 0;
+          const failures: unknown[] = [];
+          for (let i = 0; failures.length < 2 && i < 200; i++) {
+            await store.append(key, turn(i), { turnId: `t${i}` }).then(
+              () => resolved++,
+              (error: unknown) => failures.push(error),
+            );
+          }
+          expect(resolved).toBeGreaterThan(0);
+          expect(failures.length).toBeGreaterThan(0);
+          for (const error of failures) expect(error).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
+          expect((failures[0] as Error).message).toContain("disk is full");
+          // Only whole turns, exactly the ones that resolved, also for a fresh reader.
+          const fresh = createFileStore({ directory: join(diskPath, "sessions") });
+          expect(await fresh.count(key)).toBe(2 * resolved);
+          expect((await fresh.read(key)).filter((m) => m.getType() === "ai").map((m) => m.content)).toEqual(
+            Array.from({ length: resolved }, (_, i) => `a${i}`),
+          );
+          expect(openDescriptors()).toBeLessThanOrEqual(before + 1);
+          // The turn lock too: failures leave no lock behind that would block the next turn.
+          const chain = new RunnableWithMessageHistory({ store, runnable: RunnableLambda.from(() => "ok") });
+          await expect(chain.invoke(`too big ${"y".repeat(400_000)}`, { configurable: key })).rejects.toMatchObject({
+            code: "SAVE_FAILED",
+            outcome: "not-stored",
+          });
+          await store.clear(key);
+          await expect(chain.invoke("fits now", { configurable: key })).resolves.toBe("ok");
+          expect(await store.count(key)).toBe(2);
+          await Promise.all([store.close(), fresh.close()]);
+        },
+      );
+    },
+  );
 });
 
 describe("file store locks", () => {
@@ -63,13 +75,16 @@ describe("file store locks", () => {
     const rounds = 40;
     for (let round = 0; round < rounds; round++) {
       // A lock left by a holder whose lease ran out, for each round.
-      const hash = createHash("sha256").update(encodeSessionKey({ sessionId: `stale-${round}` })).digest("hex");
+      const hash = createHash("sha256")
+        .update(encodeSessionKey({ sessionId: `stale-${round}` }))
+        .digest("hex");
       const dir = join(directory, "sessions", hash.slice(0, 2));
       mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, `${hash}.turn.lock`), JSON.stringify({ owner: "gone", expires: Date.now() - 1, pid: -1, host: "elsewhere" }));
     }
     const contender = join(import.meta.dirname, "fixtures", "lock-contender.ts");
-    const run = (name: string) => promisify(execFile)(process.execPath, ["--import", "tsx", contender, directory, name, String(rounds), "4"], { cwd: import.meta.dirname });
+    const run = (name: string) =>
+      promisify(execFile)(process.execPath, ["--import", "tsx", contender, directory, name, String(rounds), "4"], { cwd: import.meta.dirname });
     await Promise.all(["a", "b", "c", "d"].map(run));
     const overlaps: string[] = [];
     const lines = readFileSync(join(directory, "log"), "utf8").trim().split("\n");

@@ -37,7 +37,9 @@ describe("file store", () => {
     await store.append({ userId: "bob", conversationId: "intro" }, numbered(2));
     const order = (key: object) => Object.keys(key).join(",");
     expect((await store.list({ userId: "bob" })).sessions.map(order)).toEqual(["userId,conversationId"]);
-    expect((await (store.recent as NonNullable<typeof store.recent>)({ userId: "bob" })).sessions.map((info) => order(info.key))).toEqual(["userId,conversationId"]);
+    expect((await (store.recent as NonNullable<typeof store.recent>)({ userId: "bob" })).sessions.map((info) => order(info.key))).toEqual([
+      "userId,conversationId",
+    ]);
     await store.close();
   });
 
@@ -98,7 +100,12 @@ describe("file store", () => {
     await store.append(key, [new HumanMessage("first"), new AIMessage("reply")], { turnId: "turn-aaaa" });
     const [file] = files(directory).map((f) => join(directory, f));
     // In place, at the same size: what this store would find if it read the file again.
-    writeFileSync(file as string, readFileSync(file as string, "utf8").replace("first", "FIRST").replace("turn-aaaa", "turn-bbbb"));
+    writeFileSync(
+      file as string,
+      readFileSync(file as string, "utf8")
+        .replace("first", "FIRST")
+        .replace("turn-aaaa", "turn-bbbb"),
+    );
     expect(transcript(await store.read(key))).toEqual(["human: first", "ai: reply"]);
     // Its bookkeeping holds the turn id it wrote, not the one now on disk.
     expect(await store.append(key, [new HumanMessage("second")], { turnId: "turn-bbbb" })).toEqual({ appended: true });
@@ -183,7 +190,8 @@ describe("file store", () => {
 
   it("two processes writing one session: nothing lost or duplicated, turns never interleaved", async () => {
     const directory = fresh();
-    const run = (name: string) => promisify(execFile)(process.execPath, ["--import", "tsx", writer, directory, "shared", name, "15"], { cwd: import.meta.dirname });
+    const run = (name: string) =>
+      promisify(execFile)(process.execPath, ["--import", "tsx", writer, directory, "shared", name, "15"], { cwd: import.meta.dirname });
     await Promise.all([run("alpha"), run("beta")]);
     const stored = await createFileStore({ directory }).read({ sessionId: "shared" });
     expect(serializedTurnProblems(stored, 30)).toEqual([]);

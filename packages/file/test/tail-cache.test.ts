@@ -71,7 +71,14 @@ describe("tail cache", () => {
     const file = sessionFile(3);
     const lines = readFileSync(file, "utf8").split("\n");
     // The middle turn's first message is not a message; the last three messages do not include it.
-    lines[2] = JSON.stringify({ t: "t1", n: 4, m: [{ v: 1, type: "nonsense", data: { content: "?" } }, { v: 1, type: "ai", data: { content: "a1" } }] });
+    lines[2] = JSON.stringify({
+      t: "t1",
+      n: 4,
+      m: [
+        { v: 1, type: "nonsense", data: { content: "?" } },
+        { v: 1, type: "ai", data: { content: "a1" } },
+      ],
+    });
     writeFileSync(file, lines.join("\n"));
     const window = lastMessages(await cache.read(file, statSync(file), 3), 3);
     expect(transcript(window)).toEqual(["ai: a1", "human: q2", "ai: a2"]);

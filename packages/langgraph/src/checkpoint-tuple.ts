@@ -82,7 +82,9 @@ async function messagesOf(ranges: Ranges, source: RecordSource, checkpointId: st
 async function pendingWritesOf(context: TupleContext, entries: WritesRecord["w"]): Promise<CheckpointPendingWrite[]> {
   const ordered = [...entries].sort((a, b) => compareWritesSortKeys(writesSortKey(a[4], a[0], a[1]), writesSortKey(b[4], b[0], b[1])));
   return Promise.all(
-    ordered.map(async ([taskId, , channel, value]): Promise<CheckpointPendingWrite> => [taskId, channel, await loadValue(context.serde, value, "pending write")]),
+    ordered.map(
+      async ([taskId, , channel, value]): Promise<CheckpointPendingWrite> => [taskId, channel, await loadValue(context.serde, value, "pending write")],
+    ),
   );
 }
 

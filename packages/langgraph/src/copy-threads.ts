@@ -46,7 +46,9 @@ export async function copyThreads(source: BaseCheckpointSaver, target: BaseCheck
       // MemoriaSaver then accepts a branch from it, or a copy made again over the thread.
       if (parentId !== undefined) await target.getTuple({ configurable: { ...base, checkpoint_id: parentId } });
       const parentVersions = (parentId && versions.get(`${ns}\u0000${parentId}`)) || {};
-      const newVersions = Object.fromEntries(Object.entries(tuple.checkpoint.channel_versions).filter(([channel, version]) => parentVersions[channel] !== version));
+      const newVersions = Object.fromEntries(
+        Object.entries(tuple.checkpoint.channel_versions).filter(([channel, version]) => parentVersions[channel] !== version),
+      );
       const config: RunnableConfig = { configurable: parentId === undefined ? base : { ...base, checkpoint_id: parentId } };
       const stored = await target.put(config, tuple.checkpoint, tuple.metadata ?? { source: "input", step: -1, parents: {} }, newVersions);
       versions.set(`${ns}\u0000${idOf(tuple.config)}`, tuple.checkpoint.channel_versions);

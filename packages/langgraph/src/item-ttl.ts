@@ -22,9 +22,11 @@ const MINUTE_MS = 60_000;
 
 export function checkTtlOptions(options: StoreTtlOptions | undefined): StoreTtlOptions | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== "object" || options === null) throw new MemoriaError("INVALID_ARGUMENT", "MemoriaStore's ttl must be an object, e.g. { defaultTtl: 60 * 24 }.");
+  if (typeof options !== "object" || options === null)
+    throw new MemoriaError("INVALID_ARGUMENT", "MemoriaStore's ttl must be an object, e.g. { defaultTtl: 60 * 24 }.");
   if (options.defaultTtl !== undefined) checkMinutes(options.defaultTtl, "ttl.defaultTtl");
-  if (options.refreshOnRead !== undefined && typeof options.refreshOnRead !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", "MemoriaStore's ttl.refreshOnRead must be true or false.");
+  if (options.refreshOnRead !== undefined && typeof options.refreshOnRead !== "boolean")
+    throw new MemoriaError("INVALID_ARGUMENT", "MemoriaStore's ttl.refreshOnRead must be true or false.");
   return options;
 }
 

@@ -13,7 +13,16 @@ import {
   copyCheckpoint,
   getCheckpointId,
 } from "@langchain/langgraph-checkpoint";
-import { type HistoryStore, InvalidSessionKeyError, type JsonValue, type LockOptions, MemoriaError, type TurnLock, decodeSessionKey, encodeSessionKey } from "@memoria/core";
+import {
+  type HistoryStore,
+  InvalidSessionKeyError,
+  type JsonValue,
+  type LockOptions,
+  MemoriaError,
+  type TurnLock,
+  decodeSessionKey,
+  encodeSessionKey,
+} from "@memoria/core";
 import { validateSessionFields } from "@memoria/core/store-kit";
 import { type RecordSource, toTuple } from "./checkpoint-tuple.js";
 import { ThreadBusyError } from "./errors.js";
@@ -141,7 +150,10 @@ export class MemoriaSaver extends BaseCheckpointSaver {
       const values: [string, ChannelValue][] = [];
       const changed = Object.keys(newVersions).filter((channel) => Object.hasOwn(checkpoint.channel_values, channel));
       for (const [index, channel] of changed.entries()) {
-        values.push([channel, await this.#channelValue(address, channel, checkpoint.channel_values[channel], lock, `${stateNames.checkpoint(address.ns, checkpoint.id)}/${index}`)]);
+        values.push([
+          channel,
+          await this.#channelValue(address, channel, checkpoint.channel_values[channel], lock, `${stateNames.checkpoint(address.ns, checkpoint.id)}/${index}`),
+        ]);
       }
       // A channel keeps the value the parent located for it while its version stays; one the checkpoint no longer versions has none.
       const carried = base.filter(([channel]) => !Object.hasOwn(newVersions, channel) && Object.hasOwn(checkpoint.channel_versions, channel));
@@ -196,11 +208,16 @@ export class MemoriaSaver extends BaseCheckpointSaver {
    */
   override async deleteThread(threadId: string, fields: Readonly<Record<string, string>> = {}): Promise<void> {
     for (const field of Object.keys(fields)) {
-      if (!this.#keyFields.includes(field)) throw new InvalidSessionKeyError(field, `deleteThread() takes only the saver's keyFields (${this.#keyFields.join(", ") || "none"})`);
+      if (!this.#keyFields.includes(field))
+        throw new InvalidSessionKeyError(field, `deleteThread() takes only the saver's keyFields (${this.#keyFields.join(", ") || "none"})`);
     }
     for (const field of this.#keyFields) {
       if (fields[field] === undefined) {
-        throw new InvalidSessionKeyError(field, `deleteThread() on a saver with keyFields needs the thread's ${field}, or it would delete every user's thread of that id`, `Pass it: saver.deleteThread(${JSON.stringify(threadId)}, { ${field}: … })`);
+        throw new InvalidSessionKeyError(
+          field,
+          `deleteThread() on a saver with keyFields needs the thread's ${field}, or it would delete every user's thread of that id`,
+          `Pass it: saver.deleteThread(${JSON.stringify(threadId)}, { ${field}: … })`,
+        );
       }
     }
     const { key } = requireThread({ configurable: { ...fields, thread_id: threadId } }, this.#keyFields, "deleteThread");
@@ -235,7 +252,8 @@ export class MemoriaSaver extends BaseCheckpointSaver {
   async #baseLocations(address: ThreadAddress, head: HeadRecord | undefined, parentId: string | undefined, id: string): Promise<Locations> {
     if (parentId === undefined) {
       // A run that found the thread empty starts it; if another run started it meanwhile, this one must not start a second line.
-      if (head && head.id !== id && this.#seenEmpty.has(this.#forkKey(address, ""))) throw new ThreadBusyError(address.threadId, address.ns, "a new thread", head.id);
+      if (head && head.id !== id && this.#seenEmpty.has(this.#forkKey(address, "")))
+        throw new ThreadBusyError(address.threadId, address.ns, "a new thread", head.id);
       return [];
     }
     if (head?.id === parentId) return head.at;
@@ -266,4 +284,3 @@ export class MemoriaSaver extends BaseCheckpointSaver {
     if (set.size > FORKS_KEPT) set.delete(set.values().next().value as string);
   }
 }
-

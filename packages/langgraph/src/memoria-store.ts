@@ -83,7 +83,10 @@ export class MemoriaStore extends BaseStore {
     this.store = options.store;
     this.#scope = options.scope ?? BY_FIRST_LABEL;
     if (!Array.isArray(this.#scope.fields) || this.#scope.fields.length === 0 || typeof this.#scope.of !== "function") {
-      throw new MemoriaError("INVALID_ARGUMENT", 'MemoriaStore\'s scope needs fields and of(namespace), e.g. { fields: ["userId"], of: (ns) => ({ userId: ns[1] }) }.');
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        'MemoriaStore\'s scope needs fields and of(namespace), e.g. { fields: ["userId"], of: (ns) => ({ userId: ns[1] }) }.',
+      );
     }
     this.#index = options.index;
     this.#ttl = checkTtlOptions(options.ttl);
@@ -185,7 +188,15 @@ export class MemoriaStore extends BaseStore {
     const ttl = ttlOf(op.ttl, this.#ttl);
     // An expired item written again is a new item, as if it had been swept.
     const live = existing?.value && !isExpired(existing, at, renewal) ? existing : undefined;
-    const record: ItemRecord = { v: 1, ns: [...op.namespace], key: op.key, value, createdAt: live ? live.createdAt : now, updatedAt: now, ...expiryFields(ttl, at) };
+    const record: ItemRecord = {
+      v: 1,
+      ns: [...op.namespace],
+      key: op.key,
+      value,
+      createdAt: live ? live.createdAt : now,
+      updatedAt: now,
+      ...expiryFields(ttl, at),
+    };
     const vectors = await this.#embed(value, op.index);
     if (vectors) record.vectors = vectors;
     await this.#items.write(key, { [name]: record as unknown as JsonValue });

@@ -23,7 +23,10 @@ export interface ItemRecord {
 export const ITEM_PREFIX = "lg.s.";
 
 export function itemName(namespace: readonly string[], key: string): string {
-  return `${ITEM_PREFIX}${createHash("sha256").update(JSON.stringify([...namespace, key])).digest("base64url").slice(0, 22)}`;
+  return `${ITEM_PREFIX}${createHash("sha256")
+    .update(JSON.stringify([...namespace, key]))
+    .digest("base64url")
+    .slice(0, 22)}`;
 }
 
 export function parseItem(value: JsonValue | undefined, name: string): ItemRecord | undefined {
@@ -51,7 +54,13 @@ export function emptied(record: ItemRecord, now: string): ItemRecord {
 
 /** The item LangGraph's calls return, its value a copy of the record's (records may be held for later reads). */
 export function toItem(record: ItemRecord): Item {
-  return { namespace: [...record.ns], key: record.key, value: structuredClone(record.value) as Record<string, unknown>, createdAt: new Date(record.createdAt), updatedAt: new Date(record.updatedAt) };
+  return {
+    namespace: [...record.ns],
+    key: record.key,
+    value: structuredClone(record.value) as Record<string, unknown>,
+    createdAt: new Date(record.createdAt),
+    updatedAt: new Date(record.updatedAt),
+  };
 }
 
 /** An item's value as JSON, or a typed error naming what is not. */

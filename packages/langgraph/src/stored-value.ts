@@ -23,7 +23,11 @@ export async function storeValue(serde: SerializerProtocol, value: unknown, what
   if (t === "json") {
     try {
       const s = utf8.decode(bytes);
-      if (s === UNSERIALIZABLE && value !== JSON.parse(s)) throw new MemoriaError("INVALID_ARGUMENT", `The ${what} cannot be serialized by the checkpoint serializer (a BigInt, a symbol or a cycle it cannot cut?): nothing was saved. Keep state values JSON-serializable, or give MemoriaSaver a serde that encodes them.`);
+      if (s === UNSERIALIZABLE && value !== JSON.parse(s))
+        throw new MemoriaError(
+          "INVALID_ARGUMENT",
+          `The ${what} cannot be serialized by the checkpoint serializer (a BigInt, a symbol or a cycle it cannot cut?): nothing was saved. Keep state values JSON-serializable, or give MemoriaSaver a serde that encodes them.`,
+        );
       return { t, s };
     } catch (error) {
       if (MemoriaError.isInstance(error)) throw error;

@@ -18,7 +18,9 @@ export interface ThreadListOptions {
 /** Every thread session in the store whose key matches the config's key fields. */
 export async function* threadsOf(store: HistoryStore, keyFields: readonly string[], config: RunnableConfig): AsyncGenerator<SessionKey> {
   const configurable = (config.configurable ?? {}) as Record<string, unknown>;
-  const filter = createKeyFilter(Object.fromEntries(keyFields.filter((field) => configurable[field] !== undefined).map((field) => [field, configurable[field]])));
+  const filter = createKeyFilter(
+    Object.fromEntries(keyFields.filter((field) => configurable[field] !== undefined).map((field) => [field, configurable[field]])),
+  );
   let cursor: string | undefined;
   do {
     const page = await store.list(filter, cursor === undefined ? {} : { cursor });

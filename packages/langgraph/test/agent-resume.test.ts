@@ -49,30 +49,33 @@ const stores = [
   { name: "PostgreSQL", url: () => inject("databaseUrl"), cli: () => inject("databaseUrl") },
 ];
 
-describe.each(stores.flatMap((store) => apps.map((app) => ({ ...store, ...app }))))("a thread of a $app on $name survives its process being killed at the approval", ({ url, cli, name, script }) => {
-  it("resumes in a new process, runs the approved tool once, and memoria show prints the thread", { timeout: 120_000 }, async () => {
-    const threadId = `approval-${name.toLowerCase()}-${script.includes("graph") ? "graph" : "agent"}-${Date.now()}`;
-    const outbox = join(dir, `${threadId}.outbox`);
-    const common = { store: url(), baseURL: model.baseURL, threadId, outbox };
+describe.each(stores.flatMap((store) => apps.map((app) => ({ ...store, ...app }))))(
+  "a thread of a $app on $name survives its process being killed at the approval",
+  ({ url, cli, name, script }) => {
+    it("resumes in a new process, runs the approved tool once, and memoria show prints the thread", { timeout: 120_000 }, async () => {
+      const threadId = `approval-${name.toLowerCase()}-${script.includes("graph") ? "graph" : "agent"}-${Date.now()}`;
+      const outbox = join(dir, `${threadId}.outbox`);
+      const common = { store: url(), baseURL: model.baseURL, threadId, outbox };
 
-    const first = runAgent(script, { ...common, phase: "start" });
-    expect(JSON.parse(await first.firstLine)).toEqual({ interrupted: true });
-    first.child.kill("SIGKILL");
-    await first.exited;
-    expect(() => readFileSync(outbox)).toThrow();
+      const first = runAgent(script, { ...common, phase: "start" });
+      expect(JSON.parse(await first.firstLine)).toEqual({ interrupted: true });
+      first.child.kill("SIGKILL");
+      await first.exited;
+      expect(() => readFileSync(outbox)).toThrow();
 
-    const second = runAgent(script, { ...common, phase: "resume" });
-    const { messages } = JSON.parse(await second.firstLine) as { messages: { type: string; content: unknown }[] };
-    expect(await second.exited).toBe(0);
-    expect(messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
-    expect(messages[3]?.content).toBe("Done: I emailed Bob.");
-    const sent = readFileSync(outbox, "utf8").trim().split("\n");
-    expect(sent).toHaveLength(1);
-    expect(JSON.parse(sent[0] as string).pid).toBe(second.child.pid);
+      const second = runAgent(script, { ...common, phase: "resume" });
+      const { messages } = JSON.parse(await second.firstLine) as { messages: { type: string; content: unknown }[] };
+      expect(await second.exited).toBe(0);
+      expect(messages.map((message) => message.type)).toEqual(["human", "ai", "tool", "ai"]);
+      expect(messages[3]?.content).toBe("Done: I emailed Bob.");
+      const sent = readFileSync(outbox, "utf8").trim().split("\n");
+      expect(sent).toHaveLength(1);
+      expect(JSON.parse(sent[0] as string).pid).toBe(second.child.pid);
 
-    const { stdout } = await promisify(execFile)(process.execPath, [cliBin, "show", "--store", cli(), `threadId=${threadId}`]);
-    expect(stdout).toContain("Email Bob that the report is ready");
-    expect(stdout).toContain("send_email");
-    expect(stdout).toContain("Done: I emailed Bob.");
-  });
-});
+      const { stdout } = await promisify(execFile)(process.execPath, [cliBin, "show", "--store", cli(), `threadId=${threadId}`]);
+      expect(stdout).toContain("Email Bob that the report is ready");
+      expect(stdout).toContain("send_email");
+      expect(stdout).toContain("Done: I emailed Bob.");
+    });
+  },
+);

@@ -16,7 +16,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const TURNS = 6;
 const stores = [
-  { name: "SQLite", url: () => `sqlite:${join(dir, "busy.db")}`, open: (url: string): HistoryStore => createSqliteStore({ path: url.slice("sqlite:".length) }) },
+  {
+    name: "SQLite",
+    url: () => `sqlite:${join(dir, "busy.db")}`,
+    open: (url: string): HistoryStore => createSqliteStore({ path: url.slice("sqlite:".length) }),
+  },
   { name: "PostgreSQL", url: () => inject("databaseUrl"), open: (url: string): HistoryStore => createPostgresStore({ connectionString: url }) },
 ];
 

@@ -37,11 +37,13 @@ it("copies threads written by LangGraph's SqliteSaver, branches included, into M
   const source = SqliteSaver.fromConnString(join(dir, "langgraph.db"));
   const graph = echoGraph(source);
   for (const threadId of ["t1", "t2"]) {
-    for (let n = 1; n <= 4; n += 1) await graph.invoke({ messages: [new HumanMessage({ content: `${threadId} ${n}`, id: `${threadId}-${n}` })] }, { configurable: { thread_id: threadId } });
+    for (let n = 1; n <= 4; n += 1)
+      await graph.invoke({ messages: [new HumanMessage({ content: `${threadId} ${n}`, id: `${threadId}-${n}` })] }, { configurable: { thread_id: threadId } });
   }
   // A branch of t1 from the end of its second turn.
   let past: { configurable?: Record<string, unknown> } | undefined;
-  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: "t1" } })) if (snapshot.values.messages?.length === 4 && snapshot.next.length === 0) past = snapshot.config;
+  for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: "t1" } }))
+    if (snapshot.values.messages?.length === 4 && snapshot.next.length === 0) past = snapshot.config;
   await graph.invoke({ messages: [new HumanMessage({ content: "t1 branch", id: "t1-b" })] }, past!);
 
   const saver = new MemoriaSaver({ store: target.store });

@@ -72,7 +72,10 @@ const storeDoor: DoorSetup = {
 
 const urls: Record<ServerKind, string> = { postgres: inject("databaseUrl"), redis: inject("redisUrl"), "redis cluster": "", mongodb: inject("mongoUrl") };
 const kinds: [string, () => FreshStore | Promise<FreshStore>][] = [
-  ...(["memory", "sqlite", "file", "sqlite, guarded, redacted and encrypted"] as EmbeddedKind[]).map((kind): [string, () => FreshStore] => [kind, () => freshStore(kind)]),
+  ...(["memory", "sqlite", "file", "sqlite, guarded, redacted and encrypted"] as EmbeddedKind[]).map((kind): [string, () => FreshStore] => [
+    kind,
+    () => freshStore(kind),
+  ]),
   ...(["postgres", "redis", "mongodb"] as ServerKind[]).map((kind): [string, () => Promise<FreshStore>] => [kind, () => serverStore(kind, urls[kind])]),
 ];
 

@@ -63,7 +63,8 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     const config = { configurable: { thread_id: "t2" } };
     for (const graph of [ours, theirs]) for (let n = 1; n <= 3; n += 1) await graph.invoke({ messages: [human(n)] }, config);
     const pastOf = async (graph: typeof ours) => {
-      for await (const snapshot of graph.getStateHistory(config)) if (snapshot.values.messages?.length === 2 && snapshot.next.length === 0) return snapshot.config;
+      for await (const snapshot of graph.getStateHistory(config))
+        if (snapshot.values.messages?.length === 2 && snapshot.next.length === 0) return snapshot.config;
       throw new Error("no checkpoint after the first turn");
     };
     const forked = async (graph: typeof ours) => {
@@ -83,7 +84,11 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
     await graph.invoke({ messages: [human(1)] }, config);
     const tuple = await saver.getTuple(config);
     const fresh = new AIMessage({ content: "added by hand", id: "by-hand" });
-    const checkpoint = { ...tuple!.checkpoint, id: "ffffffff-retry", channel_values: { messages: [...(tuple!.checkpoint.channel_values.messages as BaseMessage[]), fresh] } };
+    const checkpoint = {
+      ...tuple!.checkpoint,
+      id: "ffffffff-retry",
+      channel_values: { messages: [...(tuple!.checkpoint.channel_values.messages as BaseMessage[]), fresh] },
+    };
     const versions = { messages: 99 };
     checkpoint.channel_versions = { ...checkpoint.channel_versions, ...versions };
     for (let attempt = 0; attempt < 2; attempt += 1) await saver.put(tuple!.config, checkpoint, { source: "update", step: 2, parents: {} }, versions);
@@ -193,11 +198,14 @@ describe("MemoriaSaver's sessions", () => {
         .compile({ checkpointer });
     const { saver, store } = saverOn("sqlite");
     const config = { configurable: { thread_id: "big" } };
-    await expect(graphOn(saver).invoke({ messages: [human(1)] }, config)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining('channel "total"') });
+    await expect(graphOn(saver).invoke({ messages: [human(1)] }, config)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringContaining('channel "total"'),
+    });
     const stored = await saver.getTuple(config);
     // The input's checkpoint may stand; no checkpoint holds the value, as text or otherwise.
     expect(JSON.stringify(stored?.checkpoint.channel_values ?? {})).not.toContain("unable to serialize");
-    expect(JSON.stringify(await store.getAllState?.({ threadId: "big" }) ?? {})).not.toContain("unable to serialize");
+    expect(JSON.stringify((await store.getAllState?.({ threadId: "big" })) ?? {})).not.toContain("unable to serialize");
   });
 
   it("refuses a hostile thread id with a typed error before writing anything", async () => {

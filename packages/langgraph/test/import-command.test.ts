@@ -23,7 +23,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function writeThreads(saver: BaseCheckpointSaver): Promise<void> {
   const graph = echoGraph(saver);
   for (const threadId of ["t1", "t2"]) {
-    for (let n = 1; n <= 3; n += 1) await graph.invoke({ messages: [new HumanMessage({ content: `${threadId} ${n}`, id: `${threadId}-${n}` })] }, { configurable: { thread_id: threadId } });
+    for (let n = 1; n <= 3; n += 1)
+      await graph.invoke({ messages: [new HumanMessage({ content: `${threadId} ${n}`, id: `${threadId}-${n}` })] }, { configurable: { thread_id: threadId } });
   }
 }
 
@@ -85,7 +86,9 @@ describe.each(sources)("memoria import --from $name", ({ name, open, store, memo
 
 it("names the source it cannot open, creates no file there, and imports nothing", async () => {
   const target = join(dir, "untouched.db");
-  const failure = await run(["import", join(dir, "missing.db"), "--from", "langgraph-sqlite", "--store", `sqlite:${target}`]).catch((error: { code: number; stderr: string }) => error);
+  const failure = await run(["import", join(dir, "missing.db"), "--from", "langgraph-sqlite", "--store", `sqlite:${target}`]).catch(
+    (error: { code: number; stderr: string }) => error,
+  );
   expect(failure).toMatchObject({ code: 2 });
   expect((failure as { stderr: string }).stderr).toContain("missing.db as SqliteSaver's database");
   expect(existsSync(join(dir, "missing.db"))).toBe(false);

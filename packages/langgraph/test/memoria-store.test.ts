@@ -33,7 +33,11 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
       await store.put(["memories", "ada"], "m1", { text: "likes green tea", kind: "preference", weight: 3 });
       await store.delete(["memories", "bob"], "m1");
     }
-    for (const [namespace, key] of [[["memories", "ada"], "m1"], [["memories", "bob"], "m1"], [["memories", "ada", "work"], "w1"]] as const) {
+    for (const [namespace, key] of [
+      [["memories", "ada"], "m1"],
+      [["memories", "bob"], "m1"],
+      [["memories", "ada", "work"], "w1"],
+    ] as const) {
       expect(plain(await ours.get([...namespace], key))).toEqual(plain(await theirs.get([...namespace], key)));
     }
     const searches: [string[], Parameters<InMemoryStore["search"]>[1]][] = [
@@ -44,7 +48,13 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
       [["memories", "bob"], {}],
     ];
     for (const [prefix, options] of searches) expect(sorted(await ours.search(prefix, options))).toEqual(sorted(await theirs.search(prefix, options)));
-    const listings: Parameters<InMemoryStore["listNamespaces"]>[0][] = [{}, { prefix: ["memories"] }, { suffix: ["work"] }, { maxDepth: 2 }, { prefix: ["memories", "*"] }];
+    const listings: Parameters<InMemoryStore["listNamespaces"]>[0][] = [
+      {},
+      { prefix: ["memories"] },
+      { suffix: ["work"] },
+      { maxDepth: 2 },
+      { prefix: ["memories", "*"] },
+    ];
     // InMemoryStore goes on listing a namespace whose last item was deleted; memoria, like
     // LangGraph's PostgresStore, lists the namespaces that hold items.
     const held = (namespaces: string[][]) => namespaces.filter((namespace) => namespace.join(":") !== "memories:bob");
@@ -184,7 +194,10 @@ describe("MemoriaStore's scopes", () => {
     await expect(ours.put(["memories", "a.b"], "x", { a: 1 })).rejects.toThrow(/periods/);
     await expect(ours.put(["memories"], "x", { a: 1 })).rejects.toMatchObject({ code: "INVALID_SESSION_KEY" });
     for (const ttl of [0, -1, Number.NaN, "5"]) {
-      await expect(ours.put(["memories", "ada"], "x", { a: 1 }, undefined, { ttl: ttl as number })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("minutes") });
+      await expect(ours.put(["memories", "ada"], "x", { a: 1 }, undefined, { ttl: ttl as number })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringContaining("minutes"),
+      });
     }
     expect(() => new MemoriaStore({ store: ours.store, ttl: { defaultTtl: -5 } })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     expect(await ours.search([])).toEqual([]);

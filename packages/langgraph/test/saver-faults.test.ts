@@ -16,7 +16,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
-it("a PostgreSQL server crashed (kill -9) twice during a thread's turns: every failure is typed, retried turns are kept once, the thread never forks", { timeout: 240_000 }, async () => {
+it("a PostgreSQL server crashed (kill -9) twice during a thread's turns: every failure is typed, retried turns are kept once, the thread never forks", {
+  timeout: 240_000,
+}, async () => {
   const store = createPostgresStore({ connectionString: server.url, operationTimeoutMs: 3_000 });
   const saver = new MemoriaSaver({ store, lock: { ttlMs: 2_000 } });
   const graph = new StateGraph(MessagesAnnotation)

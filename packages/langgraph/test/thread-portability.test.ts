@@ -73,7 +73,10 @@ describe("a LangGraph thread carried by memoria's own tools", () => {
   it("memoria migrate to Redis, encrypting on the way: the same history", { timeout: 60_000 }, async () => {
     const prefix = `portable${Date.now()}:`;
     await memoria("migrate", "--from", source, "--to", `${inject("redisUrl")}?prefix=${encodeURIComponent(prefix)}`, "--to-keys", keysFile);
-    const migrated = encryptStore(createRedisStore({ url: inject("redisUrl"), keyPrefix: prefix }), { keys: { k1: Buffer.from(keys.keys.k1, "base64") }, activeKeyId: "k1" });
+    const migrated = encryptStore(createRedisStore({ url: inject("redisUrl"), keyPrefix: prefix }), {
+      keys: { k1: Buffer.from(keys.keys.k1, "base64") },
+      activeKeyId: "k1",
+    });
     try {
       expect(await historyOf(migrated)).toEqual(expected);
     } finally {

@@ -4,4 +4,5 @@
 // embedded store. Server stores run it in validation-servers.test.ts.
 import { type EmbeddedKind, conformance, freshStore } from "./stores.js";
 
-for (const kind of ["memory", "sqlite", "file", "sqlite, encrypted", "sqlite, guarded, redacted and encrypted"] as EmbeddedKind[]) conformance(kind, () => freshStore(kind));
+for (const kind of ["memory", "sqlite", "file", "sqlite, encrypted", "sqlite, guarded, redacted and encrypted"] as EmbeddedKind[])
+  conformance(kind, () => freshStore(kind));

@@ -7,4 +7,5 @@ import { type ServerKind, conformance, serverStore } from "./stores.js";
 
 const urls: Record<ServerKind, string> = { postgres: inject("databaseUrl"), redis: inject("redisUrl"), "redis cluster": "", mongodb: inject("mongoUrl") };
 
-for (const kind of ["postgres", "redis", "redis cluster", "mongodb"] as ServerKind[]) conformance(kind, () => serverStore(kind, urls[kind], inject("clusterNodes")));
+for (const kind of ["postgres", "redis", "redis cluster", "mongodb"] as ServerKind[])
+  conformance(kind, () => serverStore(kind, urls[kind], inject("clusterNodes")));

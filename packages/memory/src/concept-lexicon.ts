@@ -28,9 +28,12 @@ export const CONCEPTS: Record<string, string> = {
   transport: "commute commuting bike bicycle cycle cycling bus train tram metro subway car drive driving scooter ride riding traffic carpool taxi ferry",
   music:
     "music musical instrument instruments cello ukulele saxophone sax piano keyboard guitar violin banjo drum drums flute trumpet clarinet harp sing singing singer choir band bands concert gig song songs album musician orchestra playlist",
-  health: "health doctor hospital sick ill illness flu surgery operation injury injured pain clinic medicine medication therapy therapist dentist appointment diagnosis recovery recovering",
-  fitness: "fitness run running runner ran race marathon 5k 10k gym workout exercise training trained swim swimming yoga pilates football soccer tennis basketball match coach hike hiking hiked",
-  travel: "travel travelled traveled trip trips holiday vacation journey flight flew fly airport hotel abroad visit visited tour beach passport cruise sightseeing backpacking",
+  health:
+    "health doctor hospital sick ill illness flu surgery operation injury injured pain clinic medicine medication therapy therapist dentist appointment diagnosis recovery recovering",
+  fitness:
+    "fitness run running runner ran race marathon 5k 10k gym workout exercise training trained swim swimming yoga pilates football soccer tennis basketball match coach hike hiking hiked",
+  travel:
+    "travel travelled traveled trip trips holiday vacation journey flight flew fly airport hotel abroad visit visited tour beach passport cruise sightseeing backpacking",
   outdoors: "outdoors camping camp tent hike hiking trail mountain mountains forest lake river waterfall glacier viewpoint park nature sunset",
   film: "film films movie movies cinema show series episode actor actress director documentary theatre theater play musical",
   shopping: "buy bought buying purchase purchased shop shopping order ordered sale deal",

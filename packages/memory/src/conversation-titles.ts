@@ -26,8 +26,16 @@ export interface TitlingStrategy extends MemoryStrategy {
 
 /** The model's answer as a title: one line, no quotes or control characters, within the store's limit. */
 export function cleanTitle(text: string): string {
-  const line = text.replace(/[\u0000-\u001f\u007f]+/g, "\n").split("\n").map((part) => part.trim()).find(Boolean) ?? "";
-  const bare = line.replace(/^(title:\s*)/i, "").replace(/^["'“”«]+|["'“”»]+$/g, "").trim();
+  const line =
+    text
+      .replace(/[\u0000-\u001f\u007f]+/g, "\n")
+      .split("\n")
+      .map((part) => part.trim())
+      .find(Boolean) ?? "";
+  const bare = line
+    .replace(/^(title:\s*)/i, "")
+    .replace(/^["'“”«]+|["'“”»]+$/g, "")
+    .trim();
   return bare.length > 80 ? `${bare.slice(0, 79).trimEnd()}…` : bare.slice(0, MAX_TITLE_LENGTH);
 }
 
@@ -45,7 +53,8 @@ export function withTitles(inner: MemoryStrategy, options: ConversationTitlesOpt
   const prompt = options.prompt ?? DEFAULT_TITLE_PROMPT;
   const first = options.messages ?? 4;
   const onError =
-    options.onError ?? ((error: unknown, key: SessionKey) => console.warn(`memoria: no title for session ${JSON.stringify(key)}: ${(error as Error)?.message ?? error}`));
+    options.onError ??
+    ((error: unknown, key: SessionKey) => console.warn(`memoria: no title for session ${JSON.stringify(key)}: ${(error as Error)?.message ?? error}`));
 
   async function title(store: HistoryStore, key: SessionKey, added: readonly BaseMessage[]): Promise<void> {
     const info = await store.info?.(key);

@@ -57,9 +57,18 @@ async function catchUp(context: MemoryLoadContext, options: EntityMemoryOptions)
   if (messages.length === 0) return state;
   const lines = linesOf(messages);
   const answer = await ask(options.model, (options.extractionPrompt ?? ENTITY_EXTRACTION_PROMPT).replace("{lines}", lines));
-  const names = answer.toUpperCase() === "NONE" ? [] : answer.split(",").map((n) => n.trim()).filter(Boolean);
+  const names =
+    answer.toUpperCase() === "NONE"
+      ? []
+      : answer
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean);
   for (const entity of [...new Set(names)]) {
-    const prompt = (options.summaryPrompt ?? ENTITY_SUMMARY_PROMPT).replace("{entity}", entity).replace("{summary}", state.entities[entity] ?? "").replace("{lines}", lines);
+    const prompt = (options.summaryPrompt ?? ENTITY_SUMMARY_PROMPT)
+      .replace("{entity}", entity)
+      .replace("{summary}", state.entities[entity] ?? "")
+      .replace("{lines}", lines);
     state.entities[entity] = await ask(options.model, prompt);
   }
   state.processed = total;

@@ -45,7 +45,10 @@ async function catchUp(context: MemoryLoadContext, options: KnowledgeGraphMemory
   const answer = await ask(options.model, (options.prompt ?? TRIPLE_EXTRACTION_PROMPT).replace("{lines}", linesOf(messages)));
   const seen = new Set(state.triples.map((t) => t.join("\u0000").toLowerCase()));
   for (const line of answer.split("\n")) {
-    const parts = line.replace(/^[-*\s]+/, "").split("|").map((p) => p.trim());
+    const parts = line
+      .replace(/^[-*\s]+/, "")
+      .split("|")
+      .map((p) => p.trim());
     if (parts.length !== 3 || parts.some((p) => !p)) continue;
     const id = parts.join("\u0000").toLowerCase();
     if (!seen.has(id)) {
@@ -68,7 +71,14 @@ export function knowledgeGraphMemory(options: KnowledgeGraphMemoryOptions): Memo
     name: `knowledge-graph(k=${options.k ?? 2})`,
     async load(context) {
       const { triples, recent } = await loadTriples(context, options);
-      return [...contextMessage("knowledge", "Known facts about what this message mentions", triples.map((t) => quoteItem(t.join(" ")))), ...recent];
+      return [
+        ...contextMessage(
+          "knowledge",
+          "Known facts about what this message mentions",
+          triples.map((t) => quoteItem(t.join(" "))),
+        ),
+        ...recent,
+      ];
     },
     async afterSave(context) {
       await catchUp(context, options);

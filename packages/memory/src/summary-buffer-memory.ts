@@ -35,7 +35,8 @@ export interface SummaryBufferMemoryOptions {
  */
 export function summaryBufferMemory(options: SummaryBufferMemoryOptions): MemoryStrategy {
   const { maxTokens, model } = options;
-  if (!Number.isFinite(maxTokens) || maxTokens <= 0) throw new MemoriaError("INVALID_ARGUMENT", `summaryBufferMemory: maxTokens must be > 0, got ${maxTokens}.`);
+  if (!Number.isFinite(maxTokens) || maxTokens <= 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `summaryBufferMemory: maxTokens must be > 0, got ${maxTokens}.`);
   const maxSummaryTokens = options.maxSummaryTokens ?? 256;
   const count = options.tokenCounter ?? tiktokenCounter();
   const name = options.stateName ?? "summary-buffer";

@@ -36,7 +36,8 @@ function checkOptions(options: ToolCompactionOptions, what: string): { maxTokens
   const { maxTokens } = options;
   const keepLast = options.keepLast ?? 3;
   if (!Number.isFinite(maxTokens) || maxTokens <= 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: maxTokens must be > 0, got ${maxTokens}.`);
-  if (!Number.isSafeInteger(keepLast) || keepLast < 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: keepLast must be a whole number >= 0, got ${keepLast}.`);
+  if (!Number.isSafeInteger(keepLast) || keepLast < 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `${what}: keepLast must be a whole number >= 0, got ${keepLast}.`);
   const stepTokens = options.stepTokens ?? maxTokens / 2;
   if (!Number.isFinite(stepTokens) || stepTokens < 0) throw new MemoriaError("INVALID_ARGUMENT", `${what}: stepTokens must be >= 0, got ${stepTokens}.`);
   return { maxTokens, keepLast, stepTokens, count: options.tokenCounter ?? tiktokenCounter() };
@@ -48,7 +49,9 @@ const lengthOf = (message: BaseMessage) => (typeof message.content === "string" 
 function stub(message: ToolMessage, position: number, origin: CompactionOrigin): ToolMessage {
   const length = lengthOf(message);
   const call = `${quoteItem(message.name ?? "tool")} result (call ${quoteItem(message.tool_call_id)}, ${length.toLocaleString("en")} characters)`;
-  const where = origin.conversation ? `read_conversation "${quoteItem(origin.conversation)}" from ${position} limit 1` : `message ${position} of this conversation`;
+  const where = origin.conversation
+    ? `read_conversation "${quoteItem(origin.conversation)}" from ${position} limit 1`
+    : `message ${position} of this conversation`;
   const content = `[${call} left out; stored: ${where}]`;
   if (length <= content.length) return message;
   return new ToolMessage({ content, tool_call_id: message.tool_call_id, name: message.name, id: message.id, status: message.status });
@@ -67,7 +70,11 @@ function stub(message: ToolMessage, position: number, origin: CompactionOrigin):
  * the newest back until the budget is passed, and every result older than that
  * point goes (oldest first is the order stubs are made in).
  */
-export async function compactToolResults(messages: readonly BaseMessage[], options: ToolCompactionOptions, origin: CompactionOrigin = {}): Promise<BaseMessage[]> {
+export async function compactToolResults(
+  messages: readonly BaseMessage[],
+  options: ToolCompactionOptions,
+  origin: CompactionOrigin = {},
+): Promise<BaseMessage[]> {
   const { maxTokens, keepLast, stepTokens, count } = checkOptions(options, "compactToolResults");
   const first = origin.first ?? 0;
   const results = messages.flatMap((message, i) => (ToolMessage.isInstance(message) ? [i] : []));

@@ -48,12 +48,18 @@ export function vectorRecallMemory(options: VectorRecallMemoryOptions): MemorySt
     if (messages.length === 0) return;
     const first = total - messages.length;
     const fresh = messages
-      .map((message, offset) => ({ position: first + offset, line: linesOf([message]), keep: ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() !== "" }))
+      .map((message, offset) => ({
+        position: first + offset,
+        line: linesOf([message]),
+        keep: ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() !== "",
+      }))
       .filter((item) => item.keep);
     const vectors = await options.embeddings.embedDocuments(fresh.map((item) => item.line));
     const id = encodeSessionKey(context.sessionKey);
     const at = Date.now();
-    await indexOf(context.store, options.index).upsert(fresh.map((item, n) => ({ scope: id, session: id, position: item.position, at, vector: vectors[n] ?? [] })));
+    await indexOf(context.store, options.index).upsert(
+      fresh.map((item, n) => ({ scope: id, session: id, position: item.position, at, vector: vectors[n] ?? [] })),
+    );
     await context.state.set(name, { processed: total });
   }
 

@@ -32,10 +32,14 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
 describe("background work", () => {
   it("a process killed while extracting loses nothing and repeats nothing: the next process does exactly what was left", async () => {
     const path = join(root, "crash.db");
-    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "fixtures/background-child.ts"), path, "Ada lives in London.", "Ada works at Hold Corp."], {
-      cwd: import.meta.dirname,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "fixtures/background-child.ts"), path, "Ada lives in London.", "Ada works at Hold Corp."],
+      {
+        cwd: import.meta.dirname,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     await waitForLine(child, /^extracting: Ada works at Hold Corp\./);
     const exited = new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once("exit", resolve)));
     child.kill("SIGKILL");
@@ -62,12 +66,16 @@ describe("background work", () => {
     const chain = (store: typeof first, memory: ReturnType<typeof combineMemory>) =>
       new RunnableWithMessageHistory({ runnable: recordingChat().model, store, sessionFields: ["userId", "conversationId"], memory });
     // The first process saved a turn with no long-term memory running (as if it died before the work began).
-    await chain(first, combineMemory(windowMemory({ k: 2 }))).invoke([new HumanMessage("Ada lives in Bergen.")], { configurable: { userId: "ada", conversationId: "c1" } });
+    await chain(first, combineMemory(windowMemory({ k: 2 }))).invoke([new HumanMessage("Ada lives in Bergen.")], {
+      configurable: { userId: "ada", conversationId: "c1" },
+    });
     await first.close();
     const store = createSqliteStore({ path });
     const extractor = memoryModel();
     const facts = factMemory({ model: extractor.model, scope: ["userId"] });
-    await chain(store, combineMemory(facts, windowMemory({ k: 2 }))).invoke([new HumanMessage("Ada works at Opera House.")], { configurable: { userId: "ada", conversationId: "c2" } });
+    await chain(store, combineMemory(facts, windowMemory({ k: 2 }))).invoke([new HumanMessage("Ada works at Opera House.")], {
+      configurable: { userId: "ada", conversationId: "c2" },
+    });
     await facts.idle();
     expect((await facts.facts(store, { userId: "ada" })).map((fact) => fact.statement).sort()).toEqual(["Ada lives in Bergen", "Ada works at Opera House"]);
     await store.close();
@@ -79,7 +87,12 @@ describe("background work", () => {
     const workers = [0, 1, 2].map(() => {
       const store = createSqliteStore({ path });
       const facts = factMemory({ model: extractor.model, scope: ["userId"] });
-      const chain = new RunnableWithMessageHistory({ runnable: recordingChat().model, store, sessionFields: ["userId", "conversationId"], memory: combineMemory(facts, windowMemory({ k: 2 })) });
+      const chain = new RunnableWithMessageHistory({
+        runnable: recordingChat().model,
+        store,
+        sessionFields: ["userId", "conversationId"],
+        memory: combineMemory(facts, windowMemory({ k: 2 })),
+      });
       return { store, facts, chain };
     });
     const texts = Array.from({ length: 12 }, (_, i) => `Person${"abcdefghijkl"[i]} lives in City${"abcdefghijkl"[i]}.`);

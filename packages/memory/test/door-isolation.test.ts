@@ -33,7 +33,8 @@ const toolsDoor: DoorSetup = {
       async read() {
         const seen = [];
         for (const query of ["fact", "alicesecret", "bobsecret", "profile"]) seen.push(await call("search_memory", { query, include_past: true }));
-        for (const conversation of ["conversationId=c1", "c1", `conversationId=c1&userId=${userId}`]) seen.push(await call("read_conversation", { conversation }));
+        for (const conversation of ["conversationId=c1", "c1", `conversationId=c1&userId=${userId}`])
+          seen.push(await call("read_conversation", { conversation }));
         return JSON.stringify(seen);
       },
       async change() {

@@ -92,4 +92,3 @@ export function recordingChat() {
   });
   return { model, prompts, lastSystem: () => prompts.at(-1)?.find((m) => m.getType() === "system")?.content as string | undefined };
 }
-

@@ -85,8 +85,14 @@ describe.each(STORES)("factMemory on %s", (_, makeStore) => {
 
   it("works through a backlog a batch at a time, each batch's facts and mark stored before the next", async () => {
     const store = makeStore();
-    const plain = new RunnableWithMessageHistory({ runnable: recordingChat().model, store, sessionFields: ["userId", "conversationId"], memory: windowMemory({ k: 1 }) });
-    for (const text of ["Ada lives in Oslo.", "Bob lives in Rome.", "Cid lives in Bonn."]) await plain.invoke([new HumanMessage(text)], { configurable: { userId: "ada", conversationId: "c1" } });
+    const plain = new RunnableWithMessageHistory({
+      runnable: recordingChat().model,
+      store,
+      sessionFields: ["userId", "conversationId"],
+      memory: windowMemory({ k: 1 }),
+    });
+    for (const text of ["Ada lives in Oslo.", "Bob lives in Rome.", "Cid lives in Bonn."])
+      await plain.invoke([new HumanMessage(text)], { configurable: { userId: "ada", conversationId: "c1" } });
     const extractor = memoryModel();
     const facts = factMemory({ model: extractor.model, scope: ["userId"], batchSize: 2 });
     await facts.resume(store, { userId: "ada" });
@@ -131,7 +137,9 @@ describe.each(STORES)("factMemory on %s", (_, makeStore) => {
     const system = chat.lastSystem() ?? "";
     expect(system).toContain("Ada lives in Lisbon");
     expect(system).not.toContain("Oslo");
-    expect(extractor.prompts.some((prompt) => prompt.startsWith("Which of the known subjects") && prompt.includes("New message: Where does she live?"))).toBe(true);
+    expect(extractor.prompts.some((prompt) => prompt.startsWith("Which of the known subjects") && prompt.includes("New message: Where does she live?"))).toBe(
+      true,
+    );
     await close();
   });
 
@@ -139,7 +147,10 @@ describe.each(STORES)("factMemory on %s", (_, makeStore) => {
     const store = makeStore();
     const facts = factMemory({ model: memoryModel().model, scope: ["userId"] });
     const chain = new RunnableWithMessageHistory({ runnable: recordingChat().model, store, memory: facts });
-    await expect(chain.invoke([new HumanMessage("hi")], { configurable: { sessionId: "s" } })).rejects.toMatchObject({ code: "INVALID_SESSION_KEY", field: "userId" });
+    await expect(chain.invoke([new HumanMessage("hi")], { configurable: { sessionId: "s" } })).rejects.toMatchObject({
+      code: "INVALID_SESSION_KEY",
+      field: "userId",
+    });
     expect(await store.count({ sessionId: "s" })).toBe(0);
     expect(() => factMemory({ model: memoryModel().model, scope: [SCOPE_FIELD] })).toThrow(/reserved/);
     await store.close();

@@ -86,7 +86,10 @@ describe.each(STORES)("memoryTools on %s", (_name, makeStore) => {
   it("pages through the user's own conversations only: another user's or a scope record is refused", async () => {
     const { store, tools } = setup();
     const c1 = { userId: "ada", conversationId: "c1" };
-    await store.append(c1, Array.from({ length: 25 }, (_, i) => (i % 2 ? new AIMessage(`answer ${i}`) : new HumanMessage(`SYSTEM: question ${i}`))));
+    await store.append(
+      c1,
+      Array.from({ length: 25 }, (_, i) => (i % 2 ? new AIMessage(`answer ${i}`) : new HumanMessage(`SYSTEM: question ${i}`))),
+    );
     await store.append({ userId: "bob", conversationId: "c1" }, [new HumanMessage("bob's secret")]);
     const last = await call(tools, "read_conversation", { conversation: "conversationId=c1&userId=ada" });
     expect(last.content).toContain("messages 5 to 24 of 25");
@@ -178,7 +181,9 @@ describe("memoryTools with recall", () => {
     const tools = memoryTools({ store, scope: ["userId"], recall });
     const found = await call(tools, "search_memory", { query: "cello Grace" });
     expect(found.content).toContain('<memory kind="recall">');
-    expect(found.content).toMatch(/From conversation conversationId=c1&userId=ada, messages 0 to 1, on \d{4}-\d\d-\d\d:\nHuman: My sister Grace plays the cello/);
+    expect(found.content).toMatch(
+      /From conversation conversationId=c1&userId=ada, messages 0 to 1, on \d{4}-\d\d-\d\d:\nHuman: My sister Grace plays the cello/,
+    );
     expect(found.content).not.toContain("I said");
     await store.close();
   });

@@ -10,7 +10,30 @@ import { memoryBlock, quoteItem, quoteMessages, quoteText } from "../src/index.j
  */
 
 const BREAK = /\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/;
-const LOOKS_LATIN: Record<string, string> = { "\u0405": "s", "\u0455": "s", "\u0422": "t", "\u0442": "t", "\u0415": "e", "\u0435": "e", "\u041c": "m", "\u043c": "m", "\u0410": "a", "\u0430": "a", "\u0406": "i", "\u0456": "i", "\u041e": "o", "\u043e": "o", "\u0397": "h", "\u0391": "a", "\u0399": "i", "\u1d00": "a", "\ua789": ":", "\u2236": ":", "\u2039": "<", "\u3008": "<" };
+const LOOKS_LATIN: Record<string, string> = {
+  "\u0405": "s",
+  "\u0455": "s",
+  "\u0422": "t",
+  "\u0442": "t",
+  "\u0415": "e",
+  "\u0435": "e",
+  "\u041c": "m",
+  "\u043c": "m",
+  "\u0410": "a",
+  "\u0430": "a",
+  "\u0406": "i",
+  "\u0456": "i",
+  "\u041e": "o",
+  "\u043e": "o",
+  "\u0397": "h",
+  "\u0391": "a",
+  "\u0399": "i",
+  "\u1d00": "a",
+  "\ua789": ":",
+  "\u2236": ":",
+  "\u2039": "<",
+  "\u3008": "<",
+};
 const read = (text: string) =>
   [...text.normalize("NFKC").replace(/\p{Cf}/gu, "")]
     .map((char) => LOOKS_LATIN[char] ?? char)
@@ -25,10 +48,33 @@ const pieces = fc.constantFrom(
   ...[":", "\uff1a", "\ua789", "\u2236", " ", "\u00a0", "\u3000", "### ", "> ", "* ", "1. ", "\u2022 ", "<|im_start|>"],
   ...["\n", "\r", "\r\n", "\v", "\f", "\u0085", "\u2028", "\u2029", "\u001c", "\u001e"],
   ...["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u202a", "\u2066", "\u2069", "\u200f", "\u{e0041}", "\u0000", "\u001b"],
-  ...["<", "\uff1c", "\u2039", "\u3008", "/", "\uff0f", ">", "\uff1e", "memory", "MEMORY", "\uff4d\uff45\uff4d\uff4f\uff52\uff59", "m\u0435m\u043ery", '<memory kind="facts">', "</memory>"],
-  ...["\u0405Y\u0405\u0422\u0415\u041c", "\uff33\uff39\uff33\uff34\uff25\uff2d", "\u0391\u0399", "\u1d00\u026a", "\ud835\udc12\ud835\udc18\ud835\udc12\ud835\udc13\ud835\udc04\ud835\udc0c"],
+  ...[
+    "<",
+    "\uff1c",
+    "\u2039",
+    "\u3008",
+    "/",
+    "\uff0f",
+    ">",
+    "\uff1e",
+    "memory",
+    "MEMORY",
+    "\uff4d\uff45\uff4d\uff4f\uff52\uff59",
+    "m\u0435m\u043ery",
+    '<memory kind="facts">',
+    "</memory>",
+  ],
+  ...[
+    "\u0405Y\u0405\u0422\u0415\u041c",
+    "\uff33\uff39\uff33\uff34\uff25\uff2d",
+    "\u0391\u0399",
+    "\u1d00\u026a",
+    "\ud835\udc12\ud835\udc18\ud835\udc12\ud835\udc13\ud835\udc04\ud835\udc0c",
+  ],
 );
-const hostile = fc.array(fc.oneof({ weight: 5, arbitrary: pieces }, { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 6 }) }), { maxLength: 30 }).map((parts) => parts.join(""));
+const hostile = fc
+  .array(fc.oneof({ weight: 5, arbitrary: pieces }, { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 6 }) }), { maxLength: 30 })
+  .map((parts) => parts.join(""));
 
 /** Lines of a block body that read as a role label without memoria's "(quoted)" mark. */
 function unmarkedLabels(lines: readonly string[]): string[] {
@@ -125,7 +171,13 @@ describe("the sanitiser on the cases an outside review found", () => {
   });
 
   it("leaves ordinary text as it was, emoji and scripts that join included", () => {
-    for (const text of ["Ada lives in Lisbon", "The system works: mostly", "\u{1f468}\u200d\u{1f469}\u200d\u{1f467} family", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u6771\u4eac\u306b\u4f4f\u3093\u3067\u3044\u307e\u3059"]) {
+    for (const text of [
+      "Ada lives in Lisbon",
+      "The system works: mostly",
+      "\u{1f468}\u200d\u{1f469}\u200d\u{1f467} family",
+      "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+      "\u6771\u4eac\u306b\u4f4f\u3093\u3067\u3044\u307e\u3059",
+    ]) {
       expect(quoteText(text)).toBe(text);
     }
   });

@@ -16,7 +16,9 @@ function extractor() {
     prompts.push(prompt);
     const humanLines = [...prompt.matchAll(/^Human: (.*)$/gm)].map((m) => m[1] as string);
     if (prompt.startsWith("You read a conversation")) {
-      const names = new Set(humanLines.flatMap((line) => line.match(/\b[A-Z][a-z]+\b/g) ?? []).filter((w) => !["I", "What", "Where", "Who", "Tell"].includes(w)));
+      const names = new Set(
+        humanLines.flatMap((line) => line.match(/\b[A-Z][a-z]+\b/g) ?? []).filter((w) => !["I", "What", "Where", "Who", "Tell"].includes(w)),
+      );
       return names.size ? [...names].join(", ") : "NONE";
     }
     const entity = /about "([^"]+)"/.exec(prompt)?.[1];
@@ -24,7 +26,9 @@ function extractor() {
       const previous = /Existing summary:\n(.*)\n/.exec(prompt)?.[1] ?? "";
       return [previous, ...humanLines.filter((line) => line.includes(entity))].filter(Boolean).join(" ");
     }
-    const triples = humanLines.flatMap((line) => [...line.matchAll(/([A-Z][a-z]+) (likes|lives in) ([A-Z]?[a-z]+)/g)].map((m) => `${m[1]} | ${m[2]} | ${m[3]}`));
+    const triples = humanLines.flatMap((line) =>
+      [...line.matchAll(/([A-Z][a-z]+) (likes|lives in) ([A-Z]?[a-z]+)/g)].map((m) => `${m[1]} | ${m[2]} | ${m[3]}`),
+    );
     return triples.length ? triples.join("\n") : "NONE";
   });
   return { model, prompts };
@@ -79,10 +83,14 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     const { model, prompts } = seen();
     const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: knowledgeGraphMemory({ model: extract, k: 0 }) });
     const config = { configurable: { sessionId: "kg" } };
-    for (const text of ["Ada likes tea", "Grace lives in Arlington", "Ada likes tea", "What does Ada like?"]) await chain.invoke([new HumanMessage(text)], config);
+    for (const text of ["Ada likes tea", "Grace lives in Arlington", "Ada likes tea", "What does Ada like?"])
+      await chain.invoke([new HumanMessage(text)], config);
     expect(prompts[3]![0]!.content).toBe(memoryBlock("knowledge", "Known facts about what this message mentions", "- Ada likes tea"));
     const state = (await store.getState(config.configurable, "knowledge-graph")) as { triples: string[][] };
-    expect(state.triples).toEqual([["Ada", "likes", "tea"], ["Grace", "lives in", "Arlington"]]);
+    expect(state.triples).toEqual([
+      ["Ada", "likes", "tea"],
+      ["Grace", "lives in", "Arlington"],
+    ]);
     await store.close();
   });
 
@@ -92,7 +100,14 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     const memory = vectorRecallMemory({ embeddings: new HashingEmbeddings(), k: 2, window: 2 });
     const chain = new RunnableWithMessageHistory({ runnable: model, store, memory });
     const config = { configurable: { sessionId: "v" } };
-    const topics = ["I collect stamps from small islands", "my sister plays the cello", "we adopted a grey cat", "the garden needs watering", "I bake sourdough on Sundays", "the train was late again"];
+    const topics = [
+      "I collect stamps from small islands",
+      "my sister plays the cello",
+      "we adopted a grey cat",
+      "the garden needs watering",
+      "I bake sourdough on Sundays",
+      "the train was late again",
+    ];
     for (const text of topics) await chain.invoke([new HumanMessage(text)], config);
     await chain.invoke([new HumanMessage("which islands were the stamps from?")], config);
     const prompt = prompts[prompts.length - 1]!;
@@ -135,6 +150,8 @@ describe("classic entity, knowledge-graph and vector-store memories", () => {
     const memory = new VectorStoreRetrieverMemory({ vectorStoreRetriever: store.asRetriever(1), memoryKey: "history" });
     await memory.saveContext({ input: "My favorite food is pizza" }, { output: "that's good to know" });
     await memory.saveContext({ input: "My favorite sport is soccer" }, { output: "nice" });
-    expect(await memory.loadMemoryVariables({ input: "what food do I like?" })).toEqual({ history: "input: My favorite food is pizza\noutput: that's good to know" });
+    expect(await memory.loadMemoryVariables({ input: "what food do I like?" })).toEqual({
+      history: "input: My favorite food is pizza\noutput: that's good to know",
+    });
   });
 });

@@ -6,7 +6,11 @@ describe("a session's scope, worked out once per turn's key", () => {
   it("gives a frozen key's scope again without working it out, by the fields that scope it", () => {
     const key = createSessionKey({ userId: "ada@example.com", conversationId: "c1" });
     const byUser = scopeOfSession(key, ["userId"]);
-    expect(byUser).toEqual({ filter: { userId: "ada@example.com" }, key: scopeKeyOf({ userId: "ada@example.com" }), id: encodeSessionKey(scopeKeyOf({ userId: "ada@example.com" })) });
+    expect(byUser).toEqual({
+      filter: { userId: "ada@example.com" },
+      key: scopeKeyOf({ userId: "ada@example.com" }),
+      id: encodeSessionKey(scopeKeyOf({ userId: "ada@example.com" })),
+    });
     expect(scopeOfSession(key, ["userId"])).toBe(byUser);
     const whole = scopeOfSession(key, undefined);
     expect(whole.filter).toEqual({ userId: "ada@example.com", conversationId: "c1" });

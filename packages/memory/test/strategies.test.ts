@@ -105,7 +105,12 @@ describe.each(STORES)("strategies on %s", (_, makeStore) => {
     await chain.invoke([new HumanMessage("Echo three")], config);
     // The stored conversation is folded afresh before the turn (the replaced text is gone), then the turn after it.
     expect(calls).toEqual([
-      ["Human: Delta one", "AI: reply 1 with some words to take up tokens in the history", "Human: Bravo two", "AI: reply 2 with some words to take up tokens in the history"],
+      [
+        "Human: Delta one",
+        "AI: reply 1 with some words to take up tokens in the history",
+        "Human: Bravo two",
+        "AI: reply 2 with some words to take up tokens in the history",
+      ],
       ["Human: Echo three", "AI: reply 3 with some words to take up tokens in the history"],
     ]);
     expect(await store.getState(config.configurable, "summary")).toEqual({ summary: "Delta reply Bravo reply Echo reply", folded: 6, trimmed: 0 });

@@ -73,7 +73,11 @@ describe("tool result compaction", () => {
     expect(results.slice(-3).every((result) => String(result.content).startsWith("result 49."))).toBe(true);
     const first = results[0] as ToolMessage;
     const position = Number(/from (\d+) limit 1\]$/.exec(String(first.content))?.[1]);
-    expect(first.content).toMatch(new RegExp(`^\\[lookup result \\(call ${first.tool_call_id}, 1,0\\d\\d characters\\) left out; stored: read_conversation "conversationId=research&userId=ada" from ${position} limit 1\\]$`));
+    expect(first.content).toMatch(
+      new RegExp(
+        `^\\[lookup result \\(call ${first.tool_call_id}, 1,0\\d\\d characters\\) left out; stored: read_conversation "conversationId=research&userId=ada" from ${position} limit 1\\]$`,
+      ),
+    );
     // Nothing stored changed but the new turn.
     const after = (await store.read(key)).map(encodeMessage);
     expect(JSON.stringify(after.slice(0, -2))).toBe(before);
@@ -122,7 +126,12 @@ describe("tool result compaction", () => {
     const short = [new AIMessage({ content: "", tool_calls: [{ id: "c1", name: "t", args: {} }] }), new ToolMessage({ content: "ok", tool_call_id: "c1" })];
     expect(await compactToolResults(short, { maxTokens: 10_000 })).toEqual(short);
     const call = (id: string) => new AIMessage({ content: "", tool_calls: [{ id, name: "t", args: {} }] });
-    const mixed = [call("c1"), new ToolMessage({ content: "ok", tool_call_id: "c1" }), call("c2"), new ToolMessage({ content: "long ".repeat(500), tool_call_id: "c2" })];
+    const mixed = [
+      call("c1"),
+      new ToolMessage({ content: "ok", tool_call_id: "c1" }),
+      call("c2"),
+      new ToolMessage({ content: "long ".repeat(500), tool_call_id: "c2" }),
+    ];
     const fitted = await compactToolResults(mixed, { maxTokens: 120, keepLast: 0 });
     expect(fitted[1]?.content).toBe("ok");
     expect(fitted[3]?.content).toBe("[tool result (call c2, 2,500 characters) left out; stored: message 3 of this conversation]");

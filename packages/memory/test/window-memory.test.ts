@@ -56,11 +56,7 @@ describe.each(stores)("windowMemory on %s", (_, makeStore) => {
     const store = makeStore();
     const key = { sessionId: "short" };
     await store.append(key, [new AIMessage("preloaded greeting"), new HumanMessage("hi"), new AIMessage("hello")]);
-    expect(transcript(await windowMemory({ k: 5 }).load(memoryContext(store, key)))).toEqual([
-      "ai: preloaded greeting",
-      "human: hi",
-      "ai: hello",
-    ]);
+    expect(transcript(await windowMemory({ k: 5 }).load(memoryContext(store, key)))).toEqual(["ai: preloaded greeting", "human: hi", "ai: hello"]);
     expect(await windowMemory({ k: 0 }).load(memoryContext(store, key))).toEqual([]);
     expect(() => windowMemory({ k: -1 })).toThrow(/k must be/);
     await store.close();

@@ -56,7 +56,6 @@ export interface StateDoc {
   v: string;
 }
 
-
 /** The store's four collections. */
 export interface Collections {
   sessions: Collection<SessionDoc>;

@@ -73,7 +73,11 @@ export function mongoConnection(options: MongoStoreOptions, base: string, timeou
     started ??= (async () => {
       if (!client) {
         const mongodb = loadPeerDependency<MongoModule>("mongodb", "The MongoDB store", import.meta.url);
-        client = new mongodb.MongoClient(options.url as string, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs });
+        client = new mongodb.MongoClient(options.url as string, {
+          serverSelectionTimeoutMS: timeoutMs,
+          connectTimeoutMS: timeoutMs,
+          socketTimeoutMS: timeoutMs,
+        });
       }
       await client.connect();
       const db = client.db(options.dbName ?? "memoria");

@@ -56,7 +56,10 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         if (n === 0) return [];
         const base = doc.b ?? 0;
         const from = last === undefined ? base : Math.max(base, n - last);
-        const rows = await c.messages.find({ s: doc._id, q: { $gte: from, $lt: n } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+        const rows = await c.messages
+          .find({ s: doc._id, q: { $gte: from, $lt: n } }, { projection: { p: 1, _id: 0 } })
+          .sort({ q: 1 })
+          .toArray();
         return rows.map((row) => row.p);
       }),
 
@@ -79,7 +82,9 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
           await c.turns.insertOne({ _id: marker, s: doc._id });
           // The commit, only while this owner still holds the append lock: the turn becomes visible.
           const now = Date.now();
-          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now } });
+          await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, {
+            $set: { n: to, pending: null, e: expiry(), c: doc.c ?? now, a: now },
+          });
           return { appended: true };
         });
       } catch (error) {
@@ -144,12 +149,18 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
           const base = doc.e === 0 ? n : (doc.b ?? 0);
           if (n - base !== tail.count) return n - base;
           if (tail.from === n - base && tail.payloads.length === 0) return tail.count; // nothing to change
-          const kept = await c.messages.find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } }).sort({ q: 1 }).toArray();
+          const kept = await c.messages
+            .find({ s: doc._id, q: { $gte: base, $lt: base + tail.from } }, { projection: { p: 1, _id: 0 } })
+            .sort({ q: 1 })
+            .toArray();
           const rows = [...kept.map((row) => row.p), ...tail.payloads].map((p, i) => ({ s: doc._id, q: n + i, p }));
           await c.sessions.updateOne({ _id: doc._id }, { $set: { pending: { t: "\u0000edit", from: n, to: n + rows.length } } });
           if (rows.length > 0) await c.messages.insertMany(rows, { ordered: true });
-          const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, { $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e } });
-          if (moved.matchedCount === 0) throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
+          const moved = await c.sessions.updateOne({ _id: doc._id, "lock.o": owner } as Filter<SessionDoc>, {
+            $set: { b: n, n: n + rows.length, pending: null, e: doc.e === 0 ? expiry() : doc.e },
+          });
+          if (moved.matchedCount === 0)
+            throw new StoreUnavailableError(`The append lock of session ${doc._id} was lost while held; the edit was rolled back.`, { outcome: "not-stored" });
           await c.messages.deleteMany({ s: doc._id, q: { $lt: n } });
           return tail.count;
         }),
@@ -189,7 +200,11 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       if (after !== undefined) conditions.push({ _id: { $gt: after } });
       return guarded(async (c) => {
         // With the key as written (`k`), so it keeps its fields' order.
-        const rows = (await c.sessions.find({ $and: conditions }, { projection: { _id: 1, k: 1 } }).sort({ _id: 1 }).limit(limit).toArray()) as SessionDoc[];
+        const rows = (await c.sessions
+          .find({ $and: conditions }, { projection: { _id: 1, k: 1 } })
+          .sort({ _id: 1 })
+          .limit(limit)
+          .toArray()) as SessionDoc[];
         return rows.map((row) => ({ id: row._id, key: row.k }));
       });
     },

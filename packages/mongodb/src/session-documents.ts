@@ -38,7 +38,8 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
         // Taking the lock upserted the document, and erasure holds this lock too, so
         // it is there unless the lock was lost under a stall longer than its lease.
         const doc = await c.sessions.findOne({ _id: id });
-        if (!doc || lock.lost) throw new StoreUnavailableError(`The append lock of session ${id} was lost while held; nothing was written.`, { outcome: "not-stored" });
+        if (!doc || lock.lost)
+          throw new StoreUnavailableError(`The append lock of session ${id} was lost while held; nothing was written.`, { outcome: "not-stored" });
         if (token !== undefined && doc.turn?.o !== token) {
           if (doc.n === 0 && doc.e === 0) await c.sessions.deleteOne({ _id: id, n: 0, e: 0, "lock.o": lock.token } as Filter<SessionDoc>);
           throw new LockLostError(key);

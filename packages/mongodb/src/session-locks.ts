@@ -22,7 +22,13 @@ const free = (field: "lock" | "turn", now: number) => [{ [field]: { $exists: fal
  * as a separate read and write, so under contention two owners both took the lock
  * (10 of 600 handoffs), while `updateOne` excluded (0 of 1,800).
  */
-export function lockCalls(sessions: Collection<SessionDoc>, key: SessionKey, field: "lock" | "turn", owner: string, ttlMs: number): Required<Omit<PolledLock, "owner">> {
+export function lockCalls(
+  sessions: Collection<SessionDoc>,
+  key: SessionKey,
+  field: "lock" | "turn",
+  owner: string,
+  ttlMs: number,
+): Required<Omit<PolledLock, "owner">> {
   const id = encodeSessionKey(key);
   const mine = { _id: id, [`${field}.o`]: owner } as Filter<SessionDoc>;
   return {

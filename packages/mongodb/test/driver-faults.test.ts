@@ -28,7 +28,10 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  await real.db(dbName).dropDatabase().catch(() => undefined); // the compatible test server has no dropDatabase
+  await real
+    .db(dbName)
+    .dropDatabase()
+    .catch(() => undefined); // the compatible test server has no dropDatabase
   await real.close();
 });
 

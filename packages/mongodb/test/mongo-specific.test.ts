@@ -37,7 +37,12 @@ describe("mongodb store", () => {
     const key = { sessionId: `docs-${crypto.randomUUID()}` };
     await store.append(key, numbered(3));
     await admin.connect();
-    const docs = await admin.db(dbName).collection("memoria_messages").find({ s: encodeSessionKey(key) }).sort({ q: 1 }).toArray();
+    const docs = await admin
+      .db(dbName)
+      .collection("memoria_messages")
+      .find({ s: encodeSessionKey(key) })
+      .sort({ q: 1 })
+      .toArray();
     expect(docs.map((d) => d.q)).toEqual([0, 1, 2]);
     await store.close();
   });

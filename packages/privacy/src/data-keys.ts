@@ -53,7 +53,15 @@ const marksAad = (storedKey: string, id: string) => `memoria.marks|${storedKey}|
 
 function isRecord(value: JsonValue | undefined): value is DataKeyRecord & { [k: string]: JsonValue } {
   const v = value as Record<string, unknown> | undefined;
-  return typeof v === "object" && v !== null && v.v === 1 && typeof v.id === "string" && typeof v.k === "string" && typeof v.w === "string" && (v.s === undefined || typeof v.s === "string");
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    v.v === 1 &&
+    typeof v.id === "string" &&
+    typeof v.k === "string" &&
+    typeof v.w === "string" &&
+    (v.s === undefined || typeof v.s === "string")
+  );
 }
 
 /**
@@ -249,10 +257,15 @@ export class DataKeys {
       return { wrapping: master, named: `master key "${record.k}"` };
     }
     if (this.scopes?.field !== record.s) {
-      throw new IntegrityError(key, "unknown-key", `its data key is sealed under a per-${record.s} key: open the store with scopeKeys: { field: "${record.s}", vault }`);
+      throw new IntegrityError(
+        key,
+        "unknown-key",
+        `its data key is sealed under a per-${record.s} key: open the store with scopeKeys: { field: "${record.s}", vault }`,
+      );
     }
     const name = this.scopes.nameOf(storedKey);
-    if (name === undefined) throw new IntegrityError(key, "misplaced", `its data key is sealed under a per-${record.s} key, but the session has no ${record.s}`);
+    if (name === undefined)
+      throw new IntegrityError(key, "misplaced", `its data key is sealed under a per-${record.s} key, but the session has no ${record.s}`);
     return { wrapping: await this.scopes.forUnwrap(key, name, record.k), named: `the key of ${name}` };
   }
 

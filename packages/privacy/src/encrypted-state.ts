@@ -32,7 +32,11 @@ async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stor
   const opened = openState(s.key, s.id, name, envelope, await ctx.keys.forRead(s.key, s.stored, envelope.dataKeyId));
   const newest = parseVersion(anchorHead);
   if (newest?.dataKeyId === envelope.dataKeyId && (envelope.version ?? 0) < newest.version) {
-    throw new IntegrityError(s.key, "rolled-back", `state "${name}" is version ${envelope.version ?? 0}, older than the version ${newest.version} the freshness anchor holds`);
+    throw new IntegrityError(
+      s.key,
+      "rolled-back",
+      `state "${name}" is version ${envelope.version ?? 0}, older than the version ${newest.version} the freshness anchor holds`,
+    );
   }
   return opened;
 }
@@ -50,7 +54,10 @@ export async function setSealedStates(ctx: SealingContext, key: SessionKey, entr
   // the session's own even if another process erased and restarted the session, and
   // (with an anchor) versions of one value never go back.
   await ctx.underLock(s.id, s.stored, options?.lock, async (lock) => {
-    const [{ dataKey }, ...heads] = await Promise.all([ctx.keys.forWrite(s.key, s.stored, lock), ...entries.map(([name]) => anchored(ctx.anchor, s.id, stateItem(name)))]);
+    const [{ dataKey }, ...heads] = await Promise.all([
+      ctx.keys.forWrite(s.key, s.stored, lock),
+      ...entries.map(([name]) => anchored(ctx.anchor, s.id, stateItem(name))),
+    ]);
     const versions = heads.map((head) => {
       const last = parseVersion(head);
       return ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;

@@ -90,7 +90,8 @@ export class EncryptedStore implements HistoryStore {
     withoutMissingCalls(this, inner, inner.getAllState ? ["recallIndex"] : []); // its recall index is its own (sealed state)
     this.#ring = new KeyRing(options.keys, options.activeKeyId);
     const cacheSize = options.cacheSize ?? 10_000;
-    if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
+    if (!Number.isSafeInteger(cacheSize) || cacheSize < 1)
+      throw new MemoriaError("INVALID_ARGUMENT", `cacheSize must be a whole number >= 1, got ${cacheSize}.`);
     const hasher = options.hashIds ? new KeyHasher(options.hashIds.secret) : undefined;
     this.#hasher = hasher;
     // With hashed ids, each data key record also holds the raw key, sealed, for list().
@@ -107,8 +108,10 @@ export class EncryptedStore implements HistoryStore {
       anchor: options.anchor,
     };
     const plaintextCache = options.plaintextCache ?? 4_000_000;
-    if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0) throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
-    if (options.frozen !== undefined && typeof options.frozen !== "boolean") throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
+    if (!Number.isSafeInteger(plaintextCache) || plaintextCache < 0)
+      throw new MemoriaError("INVALID_ARGUMENT", `plaintextCache must be a whole number >= 0, got ${plaintextCache}.`);
+    if (options.frozen !== undefined && typeof options.frozen !== "boolean")
+      throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
     this.#opened = new OpenedRecords(plaintextCache, options.frozen ?? true);
   }
 

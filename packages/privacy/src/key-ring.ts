@@ -21,7 +21,10 @@ export function keyId(id: unknown, what = "activeKeyId"): string {
 function toKeyObject(id: string, material: KeyMaterial): KeyObject {
   if (typeof material !== "string" && !(material instanceof Uint8Array)) {
     // Most often an environment variable that is not set: `keys: { k1: process.env.KEY! }`.
-    throw new MemoriaError("INVALID_ARGUMENT", `Key "${id}" must be 32 bytes (AES-256), as bytes or base64 text; got ${material === undefined ? "undefined (is the variable it comes from set?)" : typeof material}.`);
+    throw new MemoriaError(
+      "INVALID_ARGUMENT",
+      `Key "${id}" must be 32 bytes (AES-256), as bytes or base64 text; got ${material === undefined ? "undefined (is the variable it comes from set?)" : typeof material}.`,
+    );
   }
   const bytes = typeof material === "string" ? Buffer.from(material, "base64") : Buffer.from(material);
   if (bytes.length !== 32) {
@@ -48,7 +51,10 @@ export class KeyRing {
     if (typeof source !== "function") {
       for (const id of Object.keys(source)) toKeyObject(keyId(id, "A key id"), source[id] as KeyMaterial);
       if (!Object.hasOwn(source, this.activeKeyId)) {
-        throw new MemoriaError("INVALID_ARGUMENT", `The active key "${this.activeKeyId}" is not among the keys given (${Object.keys(source).join(", ") || "none"}).`);
+        throw new MemoriaError(
+          "INVALID_ARGUMENT",
+          `The active key "${this.activeKeyId}" is not among the keys given (${Object.keys(source).join(", ") || "none"}).`,
+        );
       }
     }
   }

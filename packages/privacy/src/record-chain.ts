@@ -56,7 +56,11 @@ export function checkRun(key: SessionKey, records: readonly SealedMessage[], mar
   // The last write's newest records are gone. (An edit never leaves this behind: it
   // seals the newest record it keeps again, as the end of its own write.)
   if (newest && newest.end > newest.position) {
-    throw new IntegrityError(key, "truncated", `the newest record (position ${newest.position}) was written with records up to position ${newest.end}, which are gone`);
+    throw new IntegrityError(
+      key,
+      "truncated",
+      `the newest record (position ${newest.position}) was written with records up to position ${newest.end}, which are gone`,
+    );
   }
 }
 

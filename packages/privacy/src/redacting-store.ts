@@ -29,7 +29,8 @@ function deep(value: JsonValue, redact: Redactor): JsonValue {
   if (Array.isArray(value)) return value.map((item) => deep(item, redact));
   if (typeof value === "object" && value !== null) {
     const out: { [key: string]: JsonValue } = {};
-    for (const key of Object.keys(value)) Object.defineProperty(out, key, { value: deep(value[key] as JsonValue, redact), enumerable: true, writable: true, configurable: true });
+    for (const key of Object.keys(value))
+      Object.defineProperty(out, key, { value: deep(value[key] as JsonValue, redact), enumerable: true, writable: true, configurable: true });
     return out;
   }
   return value;
@@ -103,7 +104,8 @@ export class RedactingStore extends ForwardingStore {
     const checked = checkInfoPatch(patch);
     const masked: InfoPatch = {};
     if (checked.title !== undefined) masked.title = checked.title === null ? null : this.#redact(checked.title);
-    if (checked.metadata !== undefined) masked.metadata = checked.metadata === null ? null : (deep(JSON.parse(checked.metadata), this.#redact) as InfoPatch["metadata"]);
+    if (checked.metadata !== undefined)
+      masked.metadata = checked.metadata === null ? null : (deep(JSON.parse(checked.metadata), this.#redact) as InfoPatch["metadata"]);
     return super.setInfo(key, masked, options);
   }
 }

@@ -27,7 +27,10 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
   const s = ctx.stored(key);
   const at = ctx.keys.tick();
   const windowed = options?.last !== 0;
-  const [stored, anchorHead] = await Promise.all([ctx.inner.read(s.stored, { ...options, sealed: true }), windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined]);
+  const [stored, anchorHead] = await Promise.all([
+    ctx.inner.read(s.stored, { ...options, sealed: true }),
+    windowed ? anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined,
+  ]);
   return openRead(ctx, opened, s, stored, anchorHead, at, windowed);
 }
 

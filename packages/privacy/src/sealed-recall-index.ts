@@ -53,7 +53,11 @@ export class SealedRecallIndex implements RecallIndex {
   readonly #cache = new Map<string, { version: string; opened: HeldRecallItems }>();
 
   constructor(private readonly ctx: SealingContext) {
-    if (!ctx.inner.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`);
+    if (!ctx.inner.getAllState)
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`,
+      );
   }
 
   async upsert(items: readonly RecallItem[]): Promise<void> {
@@ -88,7 +92,10 @@ export class SealedRecallIndex implements RecallIndex {
   async remove(selector: RecallSelector): Promise<number> {
     checkRecallSelector(selector);
     if (selector.scope === undefined) {
-      throw new MemoriaError("INVALID_ARGUMENT", "The encrypted store's recall index removes within one scope: give remove() a scope (erasing a user's scope record erases its vectors).");
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        "The encrypted store's recall index removes within one scope: give remove() a scope (erasing a user's scope record erases its vectors).",
+      );
     }
     const sessions = selector.sessions && new Set(selector.sessions);
     let removed = 0;

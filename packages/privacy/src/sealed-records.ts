@@ -122,7 +122,8 @@ export function openMessages(
   const out = new Array<BaseMessage>(records.length);
   for (let i = 0; i < records.length; i++) {
     const record = records[i] as SealedMessage;
-    if (record.dataKeyId !== dataKey.id) throw new IntegrityError(key, "misplaced", `the record at position ${record.position} is sealed under another session's data key`);
+    if (record.dataKeyId !== dataKey.id)
+      throw new IntegrityError(key, "misplaced", `the record at position ${record.position} is sealed under another session's data key`);
     let message = opened.get(storedKey, record.position, record.envelope);
     if (message === undefined) {
       const bytes = open(dataKey.key, record.envelope.slice(record.sealedAt), messageAad(storedKey, record));

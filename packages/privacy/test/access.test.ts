@@ -87,9 +87,9 @@ describe("RunnableWithMessageHistory({ authorize })", () => {
   });
 
   it("refuses an authorize option that is not a function", () => {
-    expect(() => new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(async () => "x"), authorize: true as never })).toThrow(
-      /authorize must be a function/,
-    );
+    expect(
+      () => new RunnableWithMessageHistory({ store: createInMemoryStore(), runnable: RunnableLambda.from(async () => "x"), authorize: true as never }),
+    ).toThrow(/authorize must be a function/);
   });
 
   it("asks for read, then append; a read-only memory asks only for read", async () => {

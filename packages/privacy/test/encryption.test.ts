@@ -128,7 +128,11 @@ describe("encryptStore", () => {
     const isAda = ({ config }: { config?: { configurable?: Record<string, unknown> } }) => config?.configurable?.caller === "ada";
     const store = guardStore(redactStore(encryptStore(inner, options)), isAda);
     // A turn's checks get the call's config: the wrapper asks the hook itself.
-    const chain = new RunnableWithMessageHistory({ store: store.inner, authorize: isAda, runnable: RunnableLambda.from(async (m: BaseMessage[]) => `seen: ${m.at(-1)?.content}`) });
+    const chain = new RunnableWithMessageHistory({
+      store: store.inner,
+      authorize: isAda,
+      runnable: RunnableLambda.from(async (m: BaseMessage[]) => `seen: ${m.at(-1)?.content}`),
+    });
     const config = { configurable: { sessionId: "s", caller: "ada" } };
     expect(await chain.invoke("mail me at ada@example.com", config)).toBe("seen: mail me at ada@example.com");
     expect(words(await store.as(config).read({ sessionId: "s" }))).toEqual(["mail me at [email removed]", "seen: mail me at [email removed]"]);
@@ -209,7 +213,14 @@ describe("a turn through the wrappers costs no extra store call once the session
     ["encryptStore", (inner) => encryptStore(inner, options)],
     ["redactStore over encryptStore", (inner) => redactStore(encryptStore(inner, options))],
     ["guardStore over encryptStore", (inner) => guardStore(encryptStore(inner, options), () => true)],
-    ["encryptStore over guardStore", (inner) => encryptStore(guardStore(inner, () => true), options)],
+    [
+      "encryptStore over guardStore",
+      (inner) =>
+        encryptStore(
+          guardStore(inner, () => true),
+          options,
+        ),
+    ],
   ];
   for (const [name, wrap] of stacks) {
     for (const readsWithLock of [false, true]) {

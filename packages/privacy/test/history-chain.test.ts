@@ -101,14 +101,35 @@ describe("sealed envelopes", () => {
 
   it("read their fields: data key id, position, end, edit, link and where the sealed text starts", () => {
     const content = "ms2.K1.12.13.2.LINKxyz.SEALED";
-    expect(parseSealedMessage(key, record(content))).toEqual({ envelope: content, dataKeyId: "K1", position: 12, end: 13, edit: 2, link: "LINKxyz", sealedAt: content.indexOf("SEALED") });
+    expect(parseSealedMessage(key, record(content))).toEqual({
+      envelope: content,
+      dataKeyId: "K1",
+      position: 12,
+      end: 13,
+      edit: 2,
+      link: "LINKxyz",
+      sealedAt: content.indexOf("SEALED"),
+    });
     expect(parseSealedMessage(key, record("ms2.K.0.0.0..S"))).toMatchObject({ position: 0, end: 0, edit: 0, link: "" });
     expect(parseSealedMessage(key, record("ms1.K.7.S"))).toMatchObject({ dataKeyId: "K", position: 7, end: 7, edit: 0, sealedAt: 8 });
     expect(parseSealedMessage(key, record("ms1.K.7.S")).link).toBeUndefined();
   });
 
   it("that are malformed are tampered: a field missing or empty, a number with a sign, a leading zero or a letter, an end before the position", () => {
-    for (const content of ["ms2.K.1.1.0.L.", "ms2.K.1.1.0.L", "ms2..1.1.0.L.S", "ms2.K..1.0.L.S", "ms2.K.01.1.0.L.S", "ms2.K.1.1.-1.L.S", "ms2.K.1.1.0x.L.S", "ms2.K.2.1.0.L.S", "ms2.K.1.1e1.0.L.S", "ms1.K.1.", "ms1.K.x.S", "ms1.K.1234567890123456.S"]) {
+    for (const content of [
+      "ms2.K.1.1.0.L.",
+      "ms2.K.1.1.0.L",
+      "ms2..1.1.0.L.S",
+      "ms2.K..1.0.L.S",
+      "ms2.K.01.1.0.L.S",
+      "ms2.K.1.1.-1.L.S",
+      "ms2.K.1.1.0x.L.S",
+      "ms2.K.2.1.0.L.S",
+      "ms2.K.1.1e1.0.L.S",
+      "ms1.K.1.",
+      "ms1.K.x.S",
+      "ms1.K.1234567890123456.S",
+    ]) {
       expect(() => parseSealedMessage(key, record(content)), content).toThrow(expect.objectContaining({ code: "INTEGRITY", reason: "tampered" }));
     }
     for (const message of [record("plain text"), new HumanMessage("ms2.K.1.1.0.L.S")]) {

@@ -108,7 +108,10 @@ describe("encryptStore with scopeKeys", () => {
   describe("an erasure's receipt for data sealed before scopeKeys was on", () => {
     const key = { userId: "ada", conversationId: "c1" };
     /** Everything the inner store holds of the session, as a backup taken now would. */
-    const copyOf = async (inner: ReturnType<typeof createInMemoryStore>) => ({ records: await inner.read(key, { sealed: true }), state: await inner.getAllState!(key) });
+    const copyOf = async (inner: ReturnType<typeof createInMemoryStore>) => ({
+      records: await inner.read(key, { sealed: true }),
+      state: await inner.getAllState!(key),
+    });
     /** Puts a copy back, then reads it through a store opened as the app opens it. */
     const reopen = async (inner: ReturnType<typeof createInMemoryStore>, copy: Awaited<ReturnType<typeof copyOf>>, vault: KeyVault) => {
       for (const [name, value] of Object.entries(copy.state)) await inner.setState(key, name, value);
@@ -123,7 +126,13 @@ describe("encryptStore with scopeKeys", () => {
       const store = encryptStore(inner, { keys, activeKeyId: "A", scopeKeys: { field: "userId", vault } });
       await store.append({ userId: "ada", conversationId: "c2" }, numbered(1)); // after: under ada's key
       const copy = await copyOf(inner);
-      expect(await store.erase({ userId: "ada" })).toEqual({ filter: { userId: "ada" }, deleted: 2, shredded: { userId: "ada" }, notShredded: 1, at: expect.any(Date) });
+      expect(await store.erase({ userId: "ada" })).toEqual({
+        filter: { userId: "ada" },
+        deleted: 2,
+        shredded: { userId: "ada" },
+        notShredded: 1,
+        at: expect.any(Date),
+      });
       expect(await reopen(inner, copy, vault)).toHaveLength(2);
     });
 

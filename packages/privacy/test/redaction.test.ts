@@ -31,7 +31,9 @@ describe("patternRedactor", () => {
   });
 
   it("still masks a card written beside a UUID", () => {
-    expect(redact("run 1f1e9c23-53a0-6c81-8003-006177869457 paid with 4111 1111 1111 1111")).toBe("run 1f1e9c23-53a0-6c81-8003-006177869457 paid with [card removed]");
+    expect(redact("run 1f1e9c23-53a0-6c81-8003-006177869457 paid with 4111 1111 1111 1111")).toBe(
+      "run 1f1e9c23-53a0-6c81-8003-006177869457 paid with [card removed]",
+    );
     expect(redact("4111111111111111-1f1e9c23-53a0-6c81-8003-006177869457")).toBe("[card removed]-1f1e9c23-53a0-6c81-8003-006177869457");
   });
 
@@ -85,7 +87,9 @@ describe("redactStore", () => {
       { type: "text", text: "mail [email removed]" },
       { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
     ]);
-    expect((ai as AIMessage).tool_calls).toEqual([{ id: "call_1", name: "send_mail", args: { to: "[email removed]", cc: ["[email removed]"] }, type: "tool_call" }]);
+    expect((ai as AIMessage).tool_calls).toEqual([
+      { id: "call_1", name: "send_mail", args: { to: "[email removed]", cc: ["[email removed]"] }, type: "tool_call" },
+    ]);
     expect(await store.getState(key, "summary")).toEqual({ text: "Bob is [email removed]", count: 2 });
     await store.setStates!(key, { summary: { text: "Eve is eve@example.org" }, "entities.v2": ["bob@example.org"] });
     expect(await store.getAllState!(key)).toEqual({ summary: { text: "Eve is [email removed]" }, "entities.v2": ["[email removed]"] });

@@ -44,7 +44,15 @@ export async function infoOf(r: RedisClient, layout: KeyLayout, id: string): Pro
   if (written === null) return undefined;
   const fields = hash as Record<string, string>;
   const lastActiveAt = Number(fields.a ?? 0);
-  return { id, key: JSON.parse(written as string), createdAt: Number(fields.c ?? lastActiveAt), lastActiveAt, messageCount: Number(count), title: fields.ti, metadata: fields.md };
+  return {
+    id,
+    key: JSON.parse(written as string),
+    createdAt: Number(fields.c ?? lastActiveAt),
+    lastActiveAt,
+    messageCount: Number(count),
+    title: fields.ti,
+    metadata: fields.md,
+  };
 }
 
 /**

@@ -7,7 +7,15 @@ const CONNECTION_ERRORS =
   /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Connection is closed|MaxRetriesPerRequest|Reached the max retries|All sentinels are unreachable|Failed to refresh slots cache|Stream isn't writeable|Command timed out|did not answer within|LOADING|MISCONF|OOM command not allowed|CLUSTERDOWN|TRYAGAIN/i;
 
 /** Errors ioredis and its parser make (redis-errors' classes and ioredis's own), by name. */
-const DRIVER_ERRORS = new Set(["ReplyError", "RedisError", "ParserError", "AbortError", "InterruptError", "MaxRetriesPerRequestError", "ClusterAllFailedError"]);
+const DRIVER_ERRORS = new Set([
+  "ReplyError",
+  "RedisError",
+  "ParserError",
+  "AbortError",
+  "InterruptError",
+  "MaxRetriesPerRequestError",
+  "ClusterAllFailedError",
+]);
 
 /**
  * Every error of the driver as `StoreUnavailableError`: a lost, hung or refusing
@@ -76,7 +84,6 @@ export function redisConnection(given: RedisClient | undefined, url: string | un
     const options = (current as { options?: { host?: string; port?: number } } | undefined)?.options;
     return options?.host ? `${options.host}:${options.port ?? 6379}` : "the cluster"; // a Cluster's options name no host
   }
-
 
   async function close(): Promise<void> {
     if (closed) return;

@@ -49,7 +49,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   }
   const ttlArg = ttl ?? 0;
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const connection = redisConnection(options.client, options.url, timeoutMs);
   const { guarded } = connection;
   const redis = () => connection.client();
@@ -83,7 +84,9 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
   /** Runs a state or info script, which also writes the session's index entries; `LOCK_LOST` if its fence failed. */
   async function sessionWrite({ key, id }: EngineSession, fence: string | undefined, script: typeof SET_STATE, args: string[]) {
     const now = Date.now();
-    const done = await guarded(async (r) => Number(await script.run(r, await indexedKeys(r, key, id, now, false), [ttlArg, JSON.stringify(key), now, fence ?? "", id, ...args])));
+    const done = await guarded(async (r) =>
+      Number(await script.run(r, await indexedKeys(r, key, id, now, false), [ttlArg, JSON.stringify(key), now, fence ?? "", id, ...args])),
+    );
     return done === -1 ? LOCK_LOST : undefined;
   }
 
@@ -127,7 +130,18 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const release = turn.release ? "1" : "";
       const now = Date.now();
       const done = await guarded(async (r) =>
-        Number(await APPEND.run(r, await indexedKeys(r, key, id, now, true), [turn.turnId, ttlArg, JSON.stringify(key), turn.fence ?? "", release, now, id, ...payloads])),
+        Number(
+          await APPEND.run(r, await indexedKeys(r, key, id, now, true), [
+            turn.turnId,
+            ttlArg,
+            JSON.stringify(key),
+            turn.fence ?? "",
+            release,
+            now,
+            id,
+            ...payloads,
+          ]),
+        ),
       );
       if (done === -1) return LOCK_LOST;
       // A repeat of an applied append (0) may find its lock released already: it is given back either way.
@@ -203,7 +217,8 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const { lock: lockKey, messages } = layout.session(id);
       return {
         take: () => guarded(async (r) => (await r.set(lockKey, owner, "PX", ttlMs, "NX")) === "OK" || (await r.get(lockKey)) === owner),
-        takeAndRead: (last) => guarded(async (r) => ((await TAKE_AND_READ.run(r, [lockKey, messages], [owner, ttlMs, last ?? ""])) as string[] | null) ?? undefined),
+        takeAndRead: (last) =>
+          guarded(async (r) => ((await TAKE_AND_READ.run(r, [lockKey, messages], [owner, ttlMs, last ?? ""])) as string[] | null) ?? undefined),
         renew: () => guarded(async (r) => Number(await RENEW.run(r, [lockKey], [owner, ttlMs])) === 1),
         release: () => guarded((r) => RELEASE.run(r, [lockKey], [owner])).then(() => undefined),
       };

@@ -6,7 +6,23 @@ import { createRedisStore } from "../src/index.js";
 const url = inject("redisUrl");
 
 // ioredis's own calls that do not reach the server: events, connection management, pipelines being built.
-const LOCAL = new Set(["on", "once", "off", "addListener", "removeListener", "removeAllListeners", "emit", "listeners", "listenerCount", "setMaxListeners", "duplicate", "connect", "disconnect", "quit", "defineCommand"]);
+const LOCAL = new Set([
+  "on",
+  "once",
+  "off",
+  "addListener",
+  "removeListener",
+  "removeAllListeners",
+  "emit",
+  "listeners",
+  "listenerCount",
+  "setMaxListeners",
+  "duplicate",
+  "connect",
+  "disconnect",
+  "quit",
+  "defineCommand",
+]);
 const faults = new DriverFaults((owner, name) => {
   if (owner === "pipeline") return name === "exec" ? { fail: "reject" } : undefined;
   if (name === "pipeline" || name === "multi") return { wrap: "pipeline" };

@@ -23,12 +23,17 @@ async function scan(needle: string): Promise<string[]> {
     if (key.includes(needle)) places.push(`key name ${key}`);
     const type = await raw.type(key);
     const values =
-      type === "string" ? [await raw.get(key)]
-      : type === "hash" ? Object.entries(await raw.hgetall(key)).flat()
-      : type === "list" ? await raw.lrange(key, 0, -1)
-      : type === "zset" ? await raw.zrange(key, 0, -1)
-      : type === "set" ? await raw.smembers(key)
-      : [];
+      type === "string"
+        ? [await raw.get(key)]
+        : type === "hash"
+          ? Object.entries(await raw.hgetall(key)).flat()
+          : type === "list"
+            ? await raw.lrange(key, 0, -1)
+            : type === "zset"
+              ? await raw.zrange(key, 0, -1)
+              : type === "set"
+                ? await raw.smembers(key)
+                : [];
     if (values.some((value) => value?.includes(needle))) places.push(`value of ${key}`);
   }
   return [...places, ...filesHolding(server.dir, needle).map((file) => `file ${file}`)];

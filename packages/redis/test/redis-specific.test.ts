@@ -76,7 +76,11 @@ describe("redis key safety", () => {
     expect(sessions.map((key) => Object.keys(key).join(","))).toEqual(Array(10).fill("userId,conversationId"));
     expect(await store.delete({ userId: "even" })).toBe(10);
     // Each session erased by one script (EVALSHA; EVAL the first time a server lacks it).
-    expect(Object.keys(sent).filter((name) => name !== "eval").sort()).toEqual(["evalsha", "get", "roundTrips", "zrangebylex"]);
+    expect(
+      Object.keys(sent)
+        .filter((name) => name !== "eval")
+        .sort(),
+    ).toEqual(["evalsha", "get", "roundTrips", "zrangebylex"]);
     const [recent] = (await store.recent({ userId: "odd" }, { limit: 1 })).sessions;
     expect(Object.keys(recent?.key ?? {})).toEqual(["userId", "conversationId"]);
     await client.quit();
@@ -183,7 +187,7 @@ describe("redis turn cost", () => {
     await store.close();
   });
 
-  it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
+  it('an append sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
     const store = createRedisStore({ url });
     const key = { sessionId: crypto.randomUUID() };
     const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
@@ -201,7 +205,11 @@ describe("redis turn cost", () => {
     const { client, sent } = countingClient();
     const store = createRedisStore({ client });
     const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
-    const chain = new RunnableWithMessageHistory({ runnable: model, store, memory: { name: "last-20", load: ({ read }) => read({ last: 20 }), firstRead: { last: 20 } } });
+    const chain = new RunnableWithMessageHistory({
+      runnable: model,
+      store,
+      memory: { name: "last-20", load: ({ read }) => read({ last: 20 }), firstRead: { last: 20 } },
+    });
     const costs: Record<string, number>[] = [];
     await chain.invoke([new HumanMessage("warm up: loads the scripts")], { configurable: { sessionId: crypto.randomUUID() } });
     for (const size of [10, 2_000]) {
@@ -311,7 +319,11 @@ describe("redis append-only file", () => {
       const store = createRedisStore({ url: aof.url });
       const key = { userId: `u-${crypto.randomUUID()}`, conversationId: "c1" };
       const keyJson = JSON.stringify(key);
-      const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store, sessionFields: ["userId", "conversationId"] });
+      const chain = new RunnableWithMessageHistory({
+        runnable: RunnableLambda.from(() => new AIMessage("ok")),
+        store,
+        sessionFields: ["userId", "conversationId"],
+      });
       for (let turn = 0; turn < 4; turn++) await chain.invoke([new HumanMessage(`q${turn}`)], { configurable: key });
       await server.config("RESETSTAT");
       await chain.invoke([new HumanMessage("q4")], { configurable: key });
@@ -337,7 +349,6 @@ describe("redis append-only file", () => {
 });
 
 describe("redis erasure on disk", () => {
-
   it("with rewriteAofOnDelete, after delete({ userId }) no append-only file holds the user's messages, state or long-term memory; without it they stay", async () => {
     // Uncompressed RDB base files, so a scan for bytes means something after a rewrite too.
     const aof = await startRedis(["--rdbcompression", "no"]);

@@ -35,7 +35,8 @@ if (sentinel) {
   // Through Sentinel: the client asks the sentinel where the master is.
   runHistoryStoreSuite({
     name: "redis (through Sentinel)",
-    createStore: async () => onClient(new Redis({ sentinels: [{ host: sentinel.host, port: sentinel.port }], name: sentinel.name }), { keyPrefix: "memoria-sentinel:" }),
+    createStore: async () =>
+      onClient(new Redis({ sentinels: [{ host: sentinel.host, port: sentinel.port }], name: sentinel.name }), { keyPrefix: "memoria-sentinel:" }),
   });
 }
 

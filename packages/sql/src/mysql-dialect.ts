@@ -47,8 +47,10 @@ type Mysql2 = { createPool(config: Record<string, unknown>): MysqlPoolLike };
 
 function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
-  const given = (options.pool as { pool?: { config?: { connectionConfig?: { clientFlags?: number; multipleStatements?: boolean } } } } | undefined)?.pool?.config?.connectionConfig;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
+  const given = (options.pool as { pool?: { config?: { connectionConfig?: { clientFlags?: number; multipleStatements?: boolean } } } } | undefined)?.pool
+    ?.config?.connectionConfig;
   const clientFlags = given?.clientFlags;
   if (clientFlags !== undefined && (clientFlags & 2) !== 0) {
     throw new MemoriaError("INVALID_ARGUMENT", 'The MySQL store counts rows changed: create its pool with flags: ["-FOUND_ROWS"].');
@@ -189,7 +191,12 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
   /** Statements in one round trip and one transaction (see `SqlDialect.inOneTrip`). */
   async function inOneTrip(steps: readonly SqlStep[]): Promise<unknown[]> {
     const script = ["START TRANSACTION", ...steps.map((step) => step.sql), "COMMIT"].join(";\n");
-    const results = await retried(() => runScript(script, steps.flatMap((step) => step.params)));
+    const results = await retried(() =>
+      runScript(
+        script,
+        steps.flatMap((step) => step.params),
+      ),
+    );
     if (results === undefined) throw new StoreUnavailableError("MySQL refused a duplicate key in statements that insert none.", { outcome: "not-stored" });
     return steps.map((step, i) => shaped(step, results[i + 1]));
   }
@@ -230,7 +237,9 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
           const waitSeconds = timeoutMs === 0 ? -1 : timeoutMs / 2000;
           const [row] = (await query(connection, "SELECT GET_LOCK('memoria:migrate', ?) AS taken", [waitSeconds])) as { taken: number }[];
           if (Number(row?.taken) !== 1) {
-            throw new StoreUnavailableError(`Another process's schema migration did not end within ${timeoutMs / 2} ms (half of operationTimeoutMs).`, { outcome: "not-stored" });
+            throw new StoreUnavailableError(`Another process's schema migration did not end within ${timeoutMs / 2} ms (half of operationTimeoutMs).`, {
+              outcome: "not-stored",
+            });
           }
           try {
             return await driveAsync(program(), (step) => execute(connection, step));

@@ -47,7 +47,11 @@ export function typedError(error: unknown, outcome: WriteOutcome = "unknown"): u
   const message = (error as Error)?.message ?? String(error);
   const named = `${message}${code ? ` (${code})` : ""}`;
   if (code === "ER_DATA_TOO_LONG") {
-    return new MemoriaError("INVALID_ARGUMENT", `A value is longer than the MySQL store's column holds (an encoded session key holds at most ${MYSQL_MAX_ID_LENGTH} characters): ${message}.`, { cause: error });
+    return new MemoriaError(
+      "INVALID_ARGUMENT",
+      `A value is longer than the MySQL store's column holds (an encoded session key holds at most ${MYSQL_MAX_ID_LENGTH} characters): ${message}.`,
+      { cause: error },
+    );
   }
   if (error instanceof TimedOut || fatal === true || (code !== undefined && NETWORK_CODES.has(code))) {
     return new StoreUnavailableError(`MySQL is unreachable: ${named}.`, { cause: error, outcome: code === "ECONNREFUSED" ? "not-stored" : outcome });

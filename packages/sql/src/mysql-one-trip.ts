@@ -53,10 +53,20 @@ export function oneTripAppend(t: Tables, nowMs: string, ttlMs: number | undefine
   };
 }
 
-function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: number, count: number, perStatement: number, fenced: boolean, releasing: boolean): string {
+function build(
+  t: Tables,
+  nowMs: string,
+  ttlMs: number | undefined,
+  fieldCount: number,
+  count: number,
+  perStatement: number,
+  fenced: boolean,
+  releasing: boolean,
+): string {
   const alive = `(expires_at IS NULL OR expires_at > ${nowMs})`;
   const expires = ttlMs === undefined ? "NULL" : `${nowMs} + ${ttlMs}`;
-  const rows = (n: number, select: (i: number) => string, when = "@memoria_ok") => Array.from({ length: n }, (_, i) => `${select(i)} FROM DUAL WHERE ${when}`).join(" UNION ALL ");
+  const rows = (n: number, select: (i: number) => string, when = "@memoria_ok") =>
+    Array.from({ length: n }, (_, i) => `${select(i)} FROM DUAL WHERE ${when}`).join(" UNION ALL ");
   const statements = [
     "START TRANSACTION",
     fenced ? `SELECT COUNT(*) INTO @memoria_passed FROM ${t.locks} WHERE session_id = ? AND owner = ? FOR UPDATE` : "SET @memoria_passed = 1",

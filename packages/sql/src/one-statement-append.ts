@@ -39,11 +39,18 @@ export interface AppendRequest {
  * caller then runs the transaction that deletes it and starts afresh. The clock is
  * read once (`MATERIALIZED`), so every step agrees on whether it expired.
  */
-export function oneStatementAppend(t: Tables, nowMs: string, ttlMs: number | undefined, { key, id, payloads, turnId, token, release }: AppendRequest): OneStatementAppend {
+export function oneStatementAppend(
+  t: Tables,
+  nowMs: string,
+  ttlMs: number | undefined,
+  { key, id, payloads, turnId, token, release }: AppendRequest,
+): OneStatementAppend {
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const releasing = fenced && release;
-  const sql = cachedText(`append|${t.sessions}|${ttlMs}|${fields.length}|${fenced}|${releasing}`, () => build(t, nowMs, ttlMs, fields.length, fenced, releasing));
+  const sql = cachedText(`append|${t.sessions}|${ttlMs}|${fields.length}|${fenced}|${releasing}`, () =>
+    build(t, nowMs, ttlMs, fields.length, fenced, releasing),
+  );
   const params = withKeyParams([id, JSON.stringify(key), payloads.length, turnId, payloads], token, key);
   return {
     sql,
@@ -73,7 +80,11 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
   const expires = ttlMs === undefined ? "NULL::bigint" : `c.now + ${ttlMs}`;
   // $1 id, $2 key JSON, $3 message count, $4 turn id, $5 payloads (text[]), $6 lock token, then field/value pairs.
   const lockRow = `session_id = $1::text AND owner = $6::text AND ${OPEN}`;
-  const fence = !fenced ? undefined : releasing ? `DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1` : `SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE`;
+  const fence = !fenced
+    ? undefined
+    : releasing
+      ? `DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1`
+      : `SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE`;
   return `${gate(t, nowMs, fence)},
   turn AS (
     INSERT INTO ${t.turns} (session_id, turn_id) SELECT $1::text, $4::text FROM ok ON CONFLICT DO NOTHING RETURNING 1

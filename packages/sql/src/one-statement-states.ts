@@ -20,7 +20,15 @@ export interface StatesOutcome {
  * final SELECT reads it). An expired session writes nothing and says so, for the caller's
  * transaction to delete it and start afresh.
  */
-export function oneStatementStates(t: Tables, nowMs: string, ttlMs: number | undefined, key: SessionKey, id: string, entries: readonly (readonly [string, string])[], token: string | undefined): OneStatement<StatesOutcome> {
+export function oneStatementStates(
+  t: Tables,
+  nowMs: string,
+  ttlMs: number | undefined,
+  key: SessionKey,
+  id: string,
+  entries: readonly (readonly [string, string])[],
+  token: string | undefined,
+): OneStatement<StatesOutcome> {
   const fields = Object.keys(key);
   const fenced = token !== undefined;
   const sql = cachedText(`states|${t.sessions}|${ttlMs}|${fields.length}|${fenced}`, () => build(t, nowMs, ttlMs, fields.length, fenced));

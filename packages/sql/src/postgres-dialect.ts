@@ -64,7 +64,11 @@ export interface PostgresStoreOptions extends SqlStoreOptions {
 }
 
 type PgModule = {
-  Pool: new (config: { connectionString?: string; max?: number; connectionTimeoutMillis?: number }) => PgPoolLike & {
+  Pool: new (config: {
+    connectionString?: string;
+    max?: number;
+    connectionTimeoutMillis?: number;
+  }) => PgPoolLike & {
     on(event: "error", listener: (error: Error) => void): unknown;
     on(event: "connect", listener: (client: PgClientLike) => void): unknown;
   };
@@ -84,7 +88,20 @@ function firstValue(row: Record<string, unknown>): unknown {
 
 type Queryable = Pick<PgClientLike, "query">;
 
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "57P01", "57P02", "57P03", "08006", "08003", "08001"]);
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "57P01",
+  "57P02",
+  "57P03",
+  "08006",
+  "08003",
+  "08001",
+]);
 const NETWORK_MESSAGES = /Connection terminated|connection timeout|not queryable|terminating connection|Connection closed/i;
 
 /** A statement that did not answer in time; its connection is dropped. */
@@ -115,14 +132,16 @@ function unavailable(error: unknown, outcome: WriteOutcome = "unknown"): unknown
 
 /** A prepared statement missing, or one of another client's in the way: a pooler sharing server connections. */
 const PREPARED_LOST = new Set(["26000", "42P05"]);
-const PREPARED_HINT = "A connection pooler that does not keep prepared statements (PgBouncer in transaction mode before 1.21) needs the store's preparedStatements: false.";
+const PREPARED_HINT =
+  "A connection pooler that does not keep prepared statements (PgBouncer in transaction mode before 1.21) needs the store's preparedStatements: false.";
 
 /** A server error's code: five digits or capitals (class and condition). */
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+    throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const timedOut = (what: string) => () => new TimedOut(`${what} did not answer within ${timeoutMs} ms (operationTimeoutMs)`);
 
   const pools = poolHolder<PgPoolLike>("postgres", options.pool, () => {
@@ -233,7 +252,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
       await execute(client, { kind: "run", sql: "COMMIT", params: [] });
       return value;
     } catch (error) {
-      if (error instanceof TimedOut) broken = error; // still running: drop the connection, which rolls back
+      if (error instanceof TimedOut)
+        broken = error; // still running: drop the connection, which rolls back
       else if (!committing && !broken) {
         try {
           await execute(client, { kind: "run", sql: "ROLLBACK", params: [] });

@@ -77,4 +77,3 @@ function dollarQuoted(value: string): string {
   for (let n = 1; (value + tag).indexOf(tag) !== value.length; n++) tag = `$v${n}$`;
   return `${tag}${value}${tag}`;
 }
-

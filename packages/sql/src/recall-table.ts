@@ -47,7 +47,9 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
     ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
   let home: Promise<string> | undefined;
-  const cache = dialect.recallCacheBytes ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget)) : undefined;
+  const cache = dialect.recallCacheBytes
+    ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget))
+    : undefined;
   /** The scope as held in this process, where it is and is current. */
   const held = async (scope: string) => (cache ? cache.at(scope, await scopeVersion(dialect, t, scope)) : undefined);
   return {
@@ -75,14 +77,27 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         const before = yield* versions();
         const stored: RecallItem[] = [];
         for (const item of items) {
-          const changed = yield* run(upsert, [item.session, item.position, item.scope, item.at, bytesOf(item.vector), item.terms ? item.terms.length : null, item.session]);
+          const changed = yield* run(upsert, [
+            item.session,
+            item.position,
+            item.scope,
+            item.at,
+            bytesOf(item.vector),
+            item.terms ? item.terms.length : null,
+            item.session,
+          ]);
           if (changed > 0) stored.push(item);
           yield* writeTerms(dialect, t, item);
         }
         return { before, after: yield* versions(), stored };
       });
       for (const [i, scope] of scopes.entries()) {
-        cache?.written(scope, before[i] as number, after[i] as number, stored.filter((item) => item.scope === scope));
+        cache?.written(
+          scope,
+          before[i] as number,
+          after[i] as number,
+          stored.filter((item) => item.scope === scope),
+        );
       }
     },
     async search(scope: string, vector: readonly number[], k: number): Promise<RecallHit[]> {
@@ -100,10 +115,19 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         });
         return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: 1 - Number(row.distance) }));
       }
-      const rows = await dialect.execute<HitRow[]>({ kind: "all", sql: `SELECT session_id, position, at, embedding FROM ${t.recall} WHERE scope_id = ?`, params: [scope] });
+      const rows = await dialect.execute<HitRow[]>({
+        kind: "all",
+        sql: `SELECT session_id, position, at, embedding FROM ${t.recall} WHERE scope_id = ?`,
+        params: [scope],
+      });
       const q = unitVector(vector);
       return rows
-        .map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: dotProduct(floatsOf(row.embedding as Uint8Array), q) }))
+        .map((row) => ({
+          session: row.session_id,
+          position: Number(row.position),
+          at: Number(row.at),
+          score: dotProduct(floatsOf(row.embedding as Uint8Array), q),
+        }))
         .sort((a, b) => b.score - a.score || tieOrder(a, b))
         .slice(0, k);
     },

@@ -3,8 +3,15 @@ import { BM25_B, BM25_K1, queryGroups, termCounts } from "@memoria/core/store-ki
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 
-const TERM_ROW = [["term", "text"], ["n", "bigint"]] as const;
-const ASKED_ROW = [["word", "bigint"], ["term", "text"], ["weight", "double"]] as const;
+const TERM_ROW = [
+  ["term", "text"],
+  ["n", "bigint"],
+] as const;
+const ASKED_ROW = [
+  ["word", "bigint"],
+  ["term", "text"],
+  ["weight", "double"],
+] as const;
 
 /**
  * A term as the engine keys it: where it limits their length (MySQL), a longer term

@@ -24,7 +24,9 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
   const reads = readStatements(dialect, t, alive("s.expires_at"));
   // The same reads, returning rows only while the lock's owner (the last parameter) holds it: a lock's try reads with them.
-  const lockedReads = dialect.inOneTrip && readStatements(dialect, t, `${alive("s.expires_at")} AND EXISTS (SELECT 1 FROM ${t.locks} l WHERE l.session_id = s.id AND l.owner = ?)`);
+  const lockedReads =
+    dialect.inOneTrip &&
+    readStatements(dialect, t, `${alive("s.expires_at")} AND EXISTS (SELECT 1 FROM ${t.locks} l WHERE l.session_id = s.id AND l.owner = ?)`);
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
   /** Migrated and open: a read need not wait on `ready()` (an await of a settled promise still costs a tick). */

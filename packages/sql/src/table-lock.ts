@@ -16,7 +16,15 @@ import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
  * (`lockedReads`: reads that return rows only to the lock's owner, so a try that
  * finds the lock held reads nothing).
  */
-export function tableLock(dialect: SqlDialect, t: Tables, id: string, owner: string, ttlMs: number, ready: () => Promise<void>, lockedReads?: ReadStatements): EngineLock {
+export function tableLock(
+  dialect: SqlDialect,
+  t: Tables,
+  id: string,
+  owner: string,
+  ttlMs: number,
+  ready: () => Promise<void>,
+  lockedReads?: ReadStatements,
+): EngineLock {
   const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
   const takeStep: SqlStep = { kind: "run", sql: takeStatement(dialect, t, ttlMs), params: [id, owner] };
   const send = dialect.inOneTrip?.bind(dialect);
@@ -34,7 +42,9 @@ export function tableLock(dialect: SqlDialect, t: Tables, id: string, owner: str
     lock.takeAndRead = async (last) => {
       await ready();
       const readStep: SqlStep =
-        last === undefined ? { kind: "column", sql: lockedReads.all, params: [id, owner] } : { kind: "column", sql: lockedReads.last, params: lockedReads.lastParams(id, last, owner) };
+        last === undefined
+          ? { kind: "column", sql: lockedReads.all, params: [id, owner] }
+          : { kind: "column", sql: lockedReads.last, params: lockedReads.lastParams(id, last, owner) };
       const [changed, rows] = await send([takeStep, readStep]);
       return changed === 0 ? undefined : (rows as string[]);
     };

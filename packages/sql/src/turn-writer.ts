@@ -90,7 +90,14 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   }
 
   /** The append as a transaction; the lock's release, when asked, is its last statement. */
-  function* appendTurn(key: SessionKey, id: string, payloads: readonly string[], turnId: string, token: string | undefined, release: boolean): Generator<SqlStep, TurnAppendResult, unknown> {
+  function* appendTurn(
+    key: SessionKey,
+    id: string,
+    payloads: readonly string[],
+    turnId: string,
+    token: string | undefined,
+    release: boolean,
+  ): Generator<SqlStep, TurnAppendResult, unknown> {
     yield* checkFence(dialect, t, key, id, token);
     const end = yield* upsertSession(key, id, payloads.length);
     const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);
@@ -109,7 +116,12 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
     return { appended: true, released: true };
   }
 
-  function* writeStates(key: SessionKey, id: string, entries: readonly (readonly [string, string])[], token: string | undefined): Generator<SqlStep, void, unknown> {
+  function* writeStates(
+    key: SessionKey,
+    id: string,
+    entries: readonly (readonly [string, string])[],
+    token: string | undefined,
+  ): Generator<SqlStep, void, unknown> {
     yield* checkFence(dialect, t, key, id, token);
     yield* upsertSession(key, id, 0);
     const rowsPerStatement = Math.floor(dialect.maxParams / 3);

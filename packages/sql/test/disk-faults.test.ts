@@ -12,34 +12,37 @@ import { createPostgresStore, createSqliteStore } from "../src/index.js";
 const root = mkdtempSync(join(tmpdir(), "memoria-sqlite-faults-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-
 describe("sqlite on a full disk", () => {
   it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and the next turn works once space is freed", async (context) => {
-    await onSmallDisk(1024 * 1024, (reason) => context.skip(reason), async (diskPath) => {
-      const filler = join(diskPath, "filler");
-      writeFileSync(filler, Buffer.alloc(300 * 1024));
-      const store = createSqliteStore({ path: join(diskPath, "history.db") });
-      const chain = new RunnableWithMessageHistory({ store, lockOptions: { ttlMs: 1_000 }, runnable: RunnableLambda.from(() => "ok") });
-      const config = { configurable: { sessionId: "full" } };
-      let resolved = 0;
-      let failure: unknown;
-      for (let i = 0; i < 40 && !failure; i++) {
-        await chain.invoke(`turn ${i} ${"x".repeat(60_000)}`, config).then(
-          () => resolved++,
-          (error: unknown) => {
-            failure = error;
-          },
-        );
-      }
-      expect(resolved).toBeGreaterThan(0);
-      expect(failure).toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored", cause: { code: "STORE_UNAVAILABLE" } });
-      expect((failure as { cause: Error }).cause.message).toContain("disk is full");
-      expect(await store.count({ sessionId: "full" })).toBe(2 * resolved);
-      rmSync(filler);
-      await expect(chain.invoke("small again", config)).resolves.toBe("ok");
-      expect(await store.count({ sessionId: "full" })).toBe(2 * resolved + 2);
-      await store.close();
-    });
+    await onSmallDisk(
+      1024 * 1024,
+      (reason) => context.skip(reason),
+      async (diskPath) => {
+        const filler = join(diskPath, "filler");
+        writeFileSync(filler, Buffer.alloc(300 * 1024));
+        const store = createSqliteStore({ path: join(diskPath, "history.db") });
+        const chain = new RunnableWithMessageHistory({ store, lockOptions: { ttlMs: 1_000 }, runnable: RunnableLambda.from(() => "ok") });
+        const config = { configurable: { sessionId: "full" } };
+        let resolved = 0;
+        let failure: unknown;
+        for (let i = 0; i < 40 && !failure; i++) {
+          await chain.invoke(`turn ${i} ${"x".repeat(60_000)}`, config).then(
+            () => resolved++,
+            (error: unknown) => {
+              failure = error;
+            },
+          );
+        }
+        expect(resolved).toBeGreaterThan(0);
+        expect(failure).toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored", cause: { code: "STORE_UNAVAILABLE" } });
+        expect((failure as { cause: Error }).cause.message).toContain("disk is full");
+        expect(await store.count({ sessionId: "full" })).toBe(2 * resolved);
+        rmSync(filler);
+        await expect(chain.invoke("small again", config)).resolves.toBe("ok");
+        expect(await store.count({ sessionId: "full" })).toBe(2 * resolved + 2);
+        await store.close();
+      },
+    );
   });
 });
 
@@ -108,4 +111,3 @@ const POSTGRES_ERASE_SQL = [
   "VACUUM FULL memoria_messages, memoria_state, memoria_turns, memoria_session_fields, memoria_sessions, memoria_locks",
   "CHECKPOINT",
 ];
-

@@ -12,7 +12,8 @@ import { createMysqlStore, createPostgresStore, createSqliteStore } from "../src
 const dir = mkdtempSync(join(tmpdir(), "memoria-driver-faults-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sqlite = new DriverFaults((owner, name) => {
-  if (owner === "database") return name === "prepare" ? { fail: "throw", wrap: "statement" } : name === "pragma" || name === "exec" ? { fail: "throw" } : undefined;
+  if (owner === "database")
+    return name === "prepare" ? { fail: "throw", wrap: "statement" } : name === "pragma" || name === "exec" ? { fail: "throw" } : undefined;
   return ["run", "all", "get", "iterate"].includes(name) ? { fail: "throw" } : undefined;
 });
 const sqliteError = (message: string, code: string) => () => new Database.SqliteError(message, code);

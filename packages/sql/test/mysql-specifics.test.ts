@@ -38,7 +38,8 @@ function watchedPool(sent: string[], fail: (sql: string) => Error | undefined = 
   return Object.assign(watchedPool, { pool: real.pool });
 }
 
-const deadlock = () => Object.assign(new Error("Deadlock found when trying to get lock; try restarting transaction"), { code: "ER_LOCK_DEADLOCK", errno: 1213, sqlState: "40001" });
+const deadlock = () =>
+  Object.assign(new Error("Deadlock found when trying to get lock; try restarting transaction"), { code: "ER_LOCK_DEADLOCK", errno: 1213, sqlState: "40001" });
 
 describe("mysql specifics", () => {
   it("refuses a key longer than its key columns hold as INVALID_ARGUMENT naming the limit, and writes nothing", async () => {
@@ -103,7 +104,10 @@ describe("mysql specifics", () => {
       const costs: string[][] = [];
       for (const size of [10, 2_000]) {
         const sessionId = `cost-${size}-${crypto.randomUUID()}`;
-        await watched.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
+        await watched.append(
+          { sessionId },
+          Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)),
+        );
         sent.length = 0;
         await chain.invoke("q", { configurable: { sessionId } });
         costs.push([...sent]);
@@ -131,12 +135,19 @@ describe("mysql specifics", () => {
     const sent: string[] = [];
     const watched = createMysqlStore({ pool: watchedPool(sent, undefined, true) });
     const model = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`saw ${messages.length}`));
-    const chain = new RunnableWithMessageHistory({ runnable: model, store: watched, memory: { name: "last-20", firstRead: { last: 20 }, load: ({ read }) => read({ last: 20 }) } });
+    const chain = new RunnableWithMessageHistory({
+      runnable: model,
+      store: watched,
+      memory: { name: "last-20", firstRead: { last: 20 }, load: ({ read }) => read({ last: 20 }) },
+    });
     try {
       await chain.invoke("warm up: creates the schema", { configurable: { sessionId: `warm-${crypto.randomUUID()}` } });
       for (const size of [10, 2_000]) {
         const sessionId = `trip-${size}-${crypto.randomUUID()}`;
-        await watched.append({ sessionId }, Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)));
+        await watched.append(
+          { sessionId },
+          Array.from({ length: size }, (_, i) => new HumanMessage(`m${i}`)),
+        );
         sent.length = 0;
         await chain.invoke("q", { configurable: { sessionId } });
         expect(sent).toEqual(["START TRANSACTION; INSERT", "START TRANSACTION; SELECT"]);
@@ -151,7 +162,9 @@ describe("mysql specifics", () => {
   it("runs a transaction InnoDB rolled back for a deadlock again, and gives up typed after 5 tries with nothing stored", async () => {
     const sent: string[] = [];
     let deadlocks = 2;
-    const retried = createMysqlStore({ pool: watchedPool(sent, (sql) => (sql.startsWith("INSERT INTO memoria_turns") && deadlocks-- > 0 ? deadlock() : undefined)) });
+    const retried = createMysqlStore({
+      pool: watchedPool(sent, (sql) => (sql.startsWith("INSERT INTO memoria_turns") && deadlocks-- > 0 ? deadlock() : undefined)),
+    });
     const key = { sessionId: `deadlock-${crypto.randomUUID()}` };
     try {
       await expect(retried.append(key, [new HumanMessage("once")], { turnId: "t1" })).resolves.toEqual({ appended: true });
@@ -211,7 +224,11 @@ describe("mysql specifics", () => {
     const waiting = createMysqlStore({ uri, tablePrefix, operationTimeoutMs: 1_000 });
     try {
       await holder.query("SELECT GET_LOCK('memoria:migrate', 5)");
-      await expect(waiting.ready()).rejects.toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored", message: expect.stringContaining("schema migration") });
+      await expect(waiting.ready()).rejects.toMatchObject({
+        code: "STORE_UNAVAILABLE",
+        outcome: "not-stored",
+        message: expect.stringContaining("schema migration"),
+      });
       await holder.query("SELECT RELEASE_LOCK('memoria:migrate')");
       await waiting.ready();
       await waiting.append({ sessionId: "after" }, [new HumanMessage("ok")]);

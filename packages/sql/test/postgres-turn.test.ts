@@ -28,7 +28,8 @@ describe("a PostgreSQL turn", () => {
   const lockReadRows: number[] = [];
   const watched = async <T>(query: string | PgQuery, send: () => Promise<T>): Promise<T> => {
     const result = await send();
-    if (typeof query === "string" && query.startsWith("SET TRANSACTION")) lockReadRows.push((result as unknown as { rows: unknown[] }[]).at(-1)?.rows.length ?? -1);
+    if (typeof query === "string" && query.startsWith("SET TRANSACTION"))
+      lockReadRows.push((result as unknown as { rows: unknown[] }[]).at(-1)?.rows.length ?? -1);
     return result;
   };
   const wrappers = new WeakMap<pg.PoolClient, PgClientLike>();

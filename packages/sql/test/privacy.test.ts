@@ -55,7 +55,9 @@ async function scanMysqlTables(needle: string): Promise<string[]> {
   const places: string[] = [];
   for (const { t } of tables as { t: string }[]) {
     const [rows] = await mysqlPool.query(`SELECT * FROM \`${t}\``);
-    const holds = (rows as Record<string, unknown>[]).some((row) => Object.values(row).some((value) => (Buffer.isBuffer(value) ? value.toString("latin1") : String(value)).includes(needle)));
+    const holds = (rows as Record<string, unknown>[]).some((row) =>
+      Object.values(row).some((value) => (Buffer.isBuffer(value) ? value.toString("latin1") : String(value)).includes(needle)),
+    );
     if (holds) places.push(t);
   }
   return places;

@@ -37,7 +37,15 @@ async function seed(store: ReturnType<typeof createSqliteStore>, scope: string, 
   return items;
 }
 
-const queries = [["harbour"], ["ferry"], ["tide", "lighthouse"], ["lighthouse", "tide", "ferry", "harbour"], ["ferry", "harbour", "lighthouse"], [{ term: "harbor", alternatives: [{ term: "harbour", weight: 0.5 }] }], ["nothing"]];
+const queries = [
+  ["harbour"],
+  ["ferry"],
+  ["tide", "lighthouse"],
+  ["lighthouse", "tide", "ferry", "harbour"],
+  ["ferry", "harbour", "lighthouse"],
+  [{ term: "harbor", alternatives: [{ term: "harbour", weight: 0.5 }] }],
+  ["nothing"],
+];
 
 describe("recall held in the process (SQLite)", () => {
   it("ranks as the SQL does, ties and items without terms included", async () => {

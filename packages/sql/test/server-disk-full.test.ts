@@ -31,27 +31,33 @@ const kinds: ServerKind[] = [
  * every connection, and is started again once space is freed.
  */
 describe.each(kinds)("$name on a full disk", (kind) => {
-  it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and works again once space is freed", { timeout: 180_000 }, async (context) => {
+  it("rejects the turn that does not fit with a typed error, keeps every turn it resolved, and works again once space is freed", {
+    timeout: 180_000,
+  }, async (context) => {
     // A fresh server takes about 40 MB (PostgreSQL) or 80 MB (MariaDB's system tablespace):
     // 160 MB leaves room to start, and to fill.
-    await onSmallDisk(160 * 1024 * 1024, (reason) => context.skip(reason), async (diskPath) => {
-      const server = await kind.start(diskPath);
-      const store = kind.store(server.url);
-      try {
-        await store.ready();
-        await expectFullDiskSurvived(diskPath, {
-          name: kind.name,
-          store,
-          get pid() {
-            return server.pid;
-          },
-          startAgain: () => server.crash(),
-          message: /out of disk|unreachable/,
-        });
-      } finally {
-        await store.close();
-        await server.stop();
-      }
-    });
+    await onSmallDisk(
+      160 * 1024 * 1024,
+      (reason) => context.skip(reason),
+      async (diskPath) => {
+        const server = await kind.start(diskPath);
+        const store = kind.store(server.url);
+        try {
+          await store.ready();
+          await expectFullDiskSurvived(diskPath, {
+            name: kind.name,
+            store,
+            get pid() {
+              return server.pid;
+            },
+            startAgain: () => server.crash(),
+            message: /out of disk|unreachable/,
+          });
+        } finally {
+          await store.close();
+          await server.stop();
+        }
+      },
+    );
   });
 });

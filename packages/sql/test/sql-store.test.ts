@@ -167,7 +167,7 @@ describe("postgres specifics", () => {
     expect(open).toBe(0);
   });
 
-  it("an append sent again after it was applied and released its lock says \"stored already\", not \"lock lost\"", async () => {
+  it('an append sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
     const store = createPostgresStore({ connectionString });
     const key = { sessionId: crypto.randomUUID() };
     const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
@@ -245,7 +245,10 @@ describe("sqlite turn locks", () => {
     await elsewhere.close();
     await second.ready();
     const files = (database.pragma("database_list") as { name: string; file: string }[]).map((d) => [d.name, d.file.replace(dir, "")]);
-    expect(files).toEqual([["main", "/locks.db"], ["memoria_lockdb", "/locks.db-locks"]]);
+    expect(files).toEqual([
+      ["main", "/locks.db"],
+      ["memoria_lockdb", "/locks.db-locks"],
+    ]);
     expect(database.pragma("memoria_lockdb.synchronous", { simple: true })).toBe(0);
     await lock.release();
     await Promise.all([first.close(), second.close()]);
@@ -292,7 +295,10 @@ describe("migrations", () => {
       DROP TABLE memoria_recall_scopes; DROP TABLE memoria_recall_clock;
       DROP TABLE memoria_recall_terms; DROP INDEX memoria_recall_lexical; ALTER TABLE memoria_recall DROP COLUMN terms;
       ALTER TABLE memoria_schema_version DROP COLUMN home; UPDATE memoria_schema_version SET version = 4;`);
-    db.prepare("INSERT INTO memoria_recall (session_id, position, scope_id, at, embedding) VALUES (?, 0, 'scope', 1, ?)").run(session, Buffer.from(new Float32Array([1, 0, 0]).buffer));
+    db.prepare("INSERT INTO memoria_recall (session_id, position, scope_id, at, embedding) VALUES (?, 0, 'scope', 1, ?)").run(
+      session,
+      Buffer.from(new Float32Array([1, 0, 0]).buffer),
+    );
     db.close();
     const store = createSqliteStore({ path });
     const index = store.recallIndex();
@@ -316,7 +322,11 @@ describe("reading LangChain's data", () => {
     await langchain.addMessages(original);
     const { rows } = await pool.query("SELECT message FROM langchain_import_test WHERE session_id = $1 ORDER BY id", [sessionId]);
     const store = createPostgresStore({ pool });
-    await store.append({ sessionId }, rows.map((row) => decodeMessage(row.message)), { turnId: `import-${sessionId}` });
+    await store.append(
+      { sessionId },
+      rows.map((row) => decodeMessage(row.message)),
+      { turnId: `import-${sessionId}` },
+    );
     const imported = await store.read({ sessionId });
     expect(imported.map(fieldsOf)).toEqual(original.map(fieldsOf));
     await store.close();

@@ -44,14 +44,19 @@ async function main(): Promise<void> {
     });
     const result = await chain.invoke("late", { configurable: { sessionId } }).then(
       () => ({ resolved: true }),
-      (error: unknown) => ({ resolved: false, code: MemoriaError.isInstance(error) ? error.code : String(error), cause: (error as { cause?: { code?: string } }).cause?.code, outcome: (error as { outcome?: string }).outcome }),
+      (error: unknown) => ({
+        resolved: false,
+        code: MemoriaError.isInstance(error) ? error.code : String(error),
+        cause: (error as { cause?: { code?: string } }).cause?.code,
+        outcome: (error as { outcome?: string }).outcome,
+      }),
     );
     say(JSON.stringify(result));
     await store.close();
     process.exit(0);
   } else {
     throw new Error(`unknown mode ${mode}`);
-}
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,12 +1,4 @@
-import {
-  AIMessage,
-  type BaseMessage,
-  ChatMessage,
-  FunctionMessage,
-  HumanMessage,
-  SystemMessage,
-  ToolMessage,
-} from "@langchain/core/messages";
+import { AIMessage, type BaseMessage, ChatMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 
 /** A session key no other test uses. */
 export function randomKey(prefix = "s"): { sessionId: string } {

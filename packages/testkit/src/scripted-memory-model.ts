@@ -18,7 +18,8 @@ const PERSON = "([A-Z][a-z]+)";
 /** The statements one line of human text makes. */
 export function statementsIn(text: string, speaker = "the user"): Statement[] {
   const found: Statement[] = [];
-  const push = (subject: string, verb: string, object: string) => found.push({ subject, statement: `${subject} ${verb} ${object}`, kind: `${subject} ${verb}` });
+  const push = (subject: string, verb: string, object: string) =>
+    found.push({ subject, statement: `${subject} ${verb} ${object}`, kind: `${subject} ${verb}` });
   for (const m of text.matchAll(new RegExp(`${PERSON} (?:lives|live) in ${PERSON}`, "g"))) push(m[1] as string, "lives in", m[2] as string);
   for (const m of text.matchAll(new RegExp(`${PERSON} (?:has )?moved to ${PERSON}`, "g"))) push(m[1] as string, "lives in", m[2] as string);
   for (const m of text.matchAll(new RegExp(`${PERSON} works at ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)*)`, "g"))) push(m[1] as string, "works at", m[2] as string);

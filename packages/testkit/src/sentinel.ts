@@ -26,7 +26,13 @@ export async function writeSentinelMemory(store: HistoryStore, scope: Record<str
   const key = scopeKeyOf(scope);
   const held = await store.lock(key);
   try {
-    const fact = { id: "f1", subject: "the user", statement: `${sentinel} in a fact`, source: { session: "sessionId=s", message: 0 }, since: new Date().toISOString() };
+    const fact = {
+      id: "f1",
+      subject: "the user",
+      statement: `${sentinel} in a fact`,
+      source: { session: "sessionId=s", message: 0 },
+      since: new Date().toISOString(),
+    };
     await store.setState(key, "facts", { data: { facts: [fact], next: 2 }, cursors: { "sessionId=s": 1 } }, { lock: held });
     await store.setState(key, "profile", { data: { profile: `${sentinel} in a profile`, updatedAt: Date.now() }, cursors: {} }, { lock: held });
   } finally {

@@ -31,7 +31,12 @@ const { NODE_PATH: _workspace, ...userEnv } = process.env;
 /** Runs a command without blocking the test worker (an npm install takes minutes). */
 async function run(command: string, args: string[], cwd: string): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...userEnv, npm_config_update_notifier: "false" } });
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...userEnv, npm_config_update_notifier: "false" },
+    });
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
@@ -48,7 +53,17 @@ describe("the packed packages", () => {
   it.each(published)("@memoria/%s: a manifest without workspace ranges, with dist, README and LICENSE, and no source maps", async (dir) => {
     const files = (await run("tar", ["-tzf", tarballOf(dir)], work)).split("\n");
     expect(files.filter((file) => file.endsWith(".map"))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining(["package/package.json", "package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.cjs", "package/dist/index.d.ts", "package/dist/index.d.cts"]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "package/package.json",
+        "package/README.md",
+        "package/LICENSE",
+        "package/dist/index.js",
+        "package/dist/index.cjs",
+        "package/dist/index.d.ts",
+        "package/dist/index.d.cts",
+      ]),
+    );
     const manifest = await run("tar", ["-xzOf", tarballOf(dir), "package/package.json"], work);
     expect(manifest).not.toContain("workspace:");
   });
@@ -86,9 +101,18 @@ describe("installed with npm into a fresh project", () => {
     // A URL whose store is not installed, and one whose store is but not its driver (pg is an optional peer of @memoria/sql).
     const bin = join(project, "node_modules", ".bin", "memoria");
     const refusal = (url: string) =>
-      promisify(execFile)(process.execPath, [bin, "sessions", "--store", url], { cwd: project, env: userEnv }).catch((error: { code: number; stderr: string }) => error);
-    expect(await refusal("redis://127.0.0.1:1")).toMatchObject({ code: 2, stderr: "memoria: a redis:// URL needs @memoria/redis and ioredis beside @memoria/cli, and @memoria/redis and ioredis are not installed: npm install @memoria/redis ioredis\n" });
-    expect(await refusal("postgres://127.0.0.1:1/app")).toMatchObject({ code: 2, stderr: "memoria: a postgres:// URL needs @memoria/sql and pg beside @memoria/cli, and pg is not installed: npm install @memoria/sql pg\n" });
+      promisify(execFile)(process.execPath, [bin, "sessions", "--store", url], { cwd: project, env: userEnv }).catch(
+        (error: { code: number; stderr: string }) => error,
+      );
+    expect(await refusal("redis://127.0.0.1:1")).toMatchObject({
+      code: 2,
+      stderr:
+        "memoria: a redis:// URL needs @memoria/redis and ioredis beside @memoria/cli, and @memoria/redis and ioredis are not installed: npm install @memoria/redis ioredis\n",
+    });
+    expect(await refusal("postgres://127.0.0.1:1/app")).toMatchObject({
+      code: 2,
+      stderr: "memoria: a postgres:// URL needs @memoria/sql and pg beside @memoria/cli, and pg is not installed: npm install @memoria/sql pg\n",
+    });
   });
 
   it("serves memoria studio's page and its frontend from the installed package, offline", async () => {

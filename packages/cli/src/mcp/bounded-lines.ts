@@ -12,7 +12,10 @@ export class MessageTooLargeError extends MemoriaError {
   readonly maxBytes: number;
 
   constructor(maxBytes: number) {
-    super("INVALID_INPUT", `A message on stdin ran past ${maxBytes} bytes without its closing line break; memoria mcp reads messages of up to ${maxBytes} bytes. Stopped.`);
+    super(
+      "INVALID_INPUT",
+      `A message on stdin ran past ${maxBytes} bytes without its closing line break; memoria mcp reads messages of up to ${maxBytes} bytes. Stopped.`,
+    );
     this.maxBytes = maxBytes;
   }
 }

@@ -56,7 +56,8 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<McpHttpServ
   const { StreamableHTTPServerTransport } = await loadSdk();
   const host = options.host ?? "127.0.0.1";
   const maxOpen = options.maxOpenPerCaller ?? 8;
-  const report = options.onError ?? ((error: unknown) => process.stderr.write(`memoria mcp: a request failed: ${error instanceof Error ? error.message : String(error)}\n`));
+  const report =
+    options.onError ?? ((error: unknown) => process.stderr.write(`memoria mcp: a request failed: ${error instanceof Error ? error.message : String(error)}\n`));
   const open = new Map<string, number>();
   let hosts: string[] = [];
   let origins: string[] = [];

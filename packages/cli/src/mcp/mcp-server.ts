@@ -23,12 +23,13 @@ const LISTED = 100;
 /** The MCP SDK, an optional peer of @memoria/cli: a usage error naming what to install when it is missing. */
 export async function loadSdk() {
   try {
-    const [{ McpServer, ResourceTemplate }, { StdioServerTransport }, { StreamableHTTPServerTransport }, { ErrorCode, ListResourcesRequestSchema, McpError }] = await Promise.all([
-      import("@modelcontextprotocol/sdk/server/mcp.js"),
-      import("@modelcontextprotocol/sdk/server/stdio.js"),
-      import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
-      import("@modelcontextprotocol/sdk/types.js"),
-    ]);
+    const [{ McpServer, ResourceTemplate }, { StdioServerTransport }, { StreamableHTTPServerTransport }, { ErrorCode, ListResourcesRequestSchema, McpError }] =
+      await Promise.all([
+        import("@modelcontextprotocol/sdk/server/mcp.js"),
+        import("@modelcontextprotocol/sdk/server/stdio.js"),
+        import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+        import("@modelcontextprotocol/sdk/types.js"),
+      ]);
     return { McpServer, ResourceTemplate, StdioServerTransport, StreamableHTTPServerTransport, ErrorCode, ListResourcesRequestSchema, McpError };
   } catch (error) {
     if (isMissingModule(error, SDK)) throw new UsageError(`memoria mcp needs ${SDK} beside @memoria/cli, and it is not installed: npm install ${SDK}`);
@@ -78,7 +79,12 @@ export async function memoriaMcpServer(options: MemoriaMcpOptions): Promise<McpS
       if (MemoriaError.hasCode(error, "INVALID_ARGUMENT")) throw new McpError(ErrorCode.InvalidParams, (error as Error).message);
       throw error;
     });
-    const resources = page.sessions.map((key) => ({ uri: conversationUri(encodeSessionKey(key)), name: encodeSessionKey(key), description, mimeType: "text/plain" }));
+    const resources = page.sessions.map((key) => ({
+      uri: conversationUri(encodeSessionKey(key)),
+      name: encodeSessionKey(key),
+      description,
+      mimeType: "text/plain",
+    }));
     return { resources, ...(page.cursor ? { nextCursor: page.cursor } : {}) };
   });
   return server;

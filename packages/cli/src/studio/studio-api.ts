@@ -72,9 +72,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       let cursor = params.get("cursor") || undefined;
       const found: unknown[] = [];
       for (let pages = 0; found.length < 50 && pages < 20; pages++) {
-        const page = store.recent
-          ? await store.recent(user ? { userId: user } : {}, { limit: 200, cursor })
-          : { sessions: [], cursor: undefined };
+        const page = store.recent ? await store.recent(user ? { userId: user } : {}, { limit: 200, cursor }) : { sessions: [], cursor: undefined };
         for (const info of page.sessions) {
           const id = encodeSessionKey(info.key);
           if (!text || `${info.title ?? ""} ${id}`.toLowerCase().includes(text)) found.push({ ...info, id });
@@ -140,7 +138,11 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       const k = number(params, "k", 3);
       const maxTokens = number(params, "maxTokens", 1_000);
       const inner =
-        strategy === "window" ? windowMemory({ k }) : strategy === "tokens" ? tokenBufferMemory({ maxTokens }) : { name: "buffer", load: ({ read }: { read: () => Promise<never[]> }) => read() };
+        strategy === "window"
+          ? windowMemory({ k })
+          : strategy === "tokens"
+            ? tokenBufferMemory({ maxTokens })
+            : { name: "buffer", load: ({ read }: { read: () => Promise<never[]> }) => read() };
       const memory = readOnlyMemory(inner as Parameters<typeof readOnlyMemory>[0]);
       const loaded = await memory.load(memoryContext(store, key));
       const count = await store.count(key);
@@ -184,7 +186,12 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       if (!settings.write) throw new ApiError(403, "export is off: start the studio with --write");
       const key = keyParam(params);
       const lines = [headerLine(), ...snapshotLines(await readSnapshot(store, key))];
-      return { status: 200, body: `${lines.join("\n")}\n`, type: "application/x-ndjson", headers: { "content-disposition": `attachment; filename="${encodeSessionKey(key).replace(/[^A-Za-z0-9_.=&-]/g, "_")}.jsonl"` } };
+      return {
+        status: 200,
+        body: `${lines.join("\n")}\n`,
+        type: "application/x-ndjson",
+        headers: { "content-disposition": `attachment; filename="${encodeSessionKey(key).replace(/[^A-Za-z0-9_.=&-]/g, "_")}.jsonl"` },
+      };
     },
 
     "POST delete-message": async (_params, body) => {

@@ -46,7 +46,8 @@ function send(response: ServerResponse, status: number, type: string, body: stri
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
-    "content-security-policy": "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+    "content-security-policy":
+      "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
     ...headers,
   });
   response.end(body);
@@ -81,7 +82,8 @@ export async function startStudio(options: StudioOptions): Promise<RunningStudio
     try {
       const url = new URL(request.url ?? "/", "http://127.0.0.1");
       const host = request.headers.host ?? "";
-      if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return send(response, 403, "text/plain; charset=utf-8", "memoria studio answers only on 127.0.0.1\n");
+      if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`)
+        return send(response, 403, "text/plain; charset=utf-8", "memoria studio answers only on 127.0.0.1\n");
       const fromUrl = url.searchParams.get("token") ?? undefined;
       const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? "")?.[1];
       if (!sameToken(fromUrl ?? bearer ?? cookieToken(request), token)) {
@@ -94,7 +96,13 @@ export async function startStudio(options: StudioOptions): Promise<RunningStudio
         }
         const body = request.method === "POST" ? await bodyOf(request) : undefined;
         const result: ApiResult = await api(request.method ?? "GET", url.pathname.slice(5), url.searchParams, body);
-        return send(response, result.status, result.type ?? "application/json", result.type ? (result.body as string) : JSON.stringify(result.body), result.headers);
+        return send(
+          response,
+          result.status,
+          result.type ?? "application/json",
+          result.type ? (result.body as string) : JSON.stringify(result.body),
+          result.headers,
+        );
       }
       const asset = await assetFile(url.pathname);
       if (!asset) return send(response, 404, "text/plain; charset=utf-8", "not found\n");

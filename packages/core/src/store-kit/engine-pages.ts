@@ -38,7 +38,7 @@ export async function listSessions(engine: StoreEngine, match: SessionKeyFilter,
   const limit = listLimit(options);
   const cursor = options?.cursor;
   if (cursor !== undefined && (typeof cursor !== "string" || cursor === "")) {
-    throw new MemoriaError("INVALID_ARGUMENT", "list() option \"cursor\" must be the cursor of a page list() returned.");
+    throw new MemoriaError("INVALID_ARGUMENT", 'list() option "cursor" must be the cursor of a page list() returned.');
   }
   const { items, next } = await keptPage(
     async (after, want) => (await engine.list(match, { after, limit: want })).map(sessionOf),
@@ -95,7 +95,8 @@ export async function* sessionsMatching(engine: StoreEngine, match: SessionKeyFi
 }
 
 /** What an engine listed, as a session: its key as the engine kept it (checked here), or decoded from its id. */
-const sessionOf = (listed: string | EngineSession): EngineSession => (typeof listed === "string" ? { key: decodeSessionKey(listed), id: listed } : { key: createSessionKey(listed.key), id: listed.id });
+const sessionOf = (listed: string | EngineSession): EngineSession =>
+  typeof listed === "string" ? { key: decodeSessionKey(listed), id: listed } : { key: createSessionKey(listed.key), id: listed.id };
 
 export function infoOf(info: EngineInfo): SessionInfo {
   return sessionInfo(info.key ? createSessionKey(info.key) : decodeSessionKey(info.id), info);

@@ -127,7 +127,11 @@ export interface EngineCalls {
    * Replaces the messages from index `from` on with `payloads`, only if the session
    * holds `count` messages; returns the count found (nothing written when it differs).
    */
-  replaceTail(session: EngineSession, tail: { from: number; count: number; payloads: readonly string[] }, fence: string | undefined): Promise<number | LockLost>;
+  replaceTail(
+    session: EngineSession,
+    tail: { from: number; count: number; payloads: readonly string[] },
+    fence: string | undefined,
+  ): Promise<number | LockLost>;
   /** Removes the `oldest` first messages; returns how many went. */
   trim?(session: EngineSession, oldest: number): Promise<number>;
 

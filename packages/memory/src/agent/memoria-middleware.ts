@@ -44,10 +44,15 @@ export interface MemoriaMiddlewareOptions {
  * record, caught up by the next run or `resume` after a crash).
  */
 export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddleware {
-  const strategies = options.memory === undefined ? [] : Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
-  if (!options.store || typeof options.store.read !== "function") throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: store must be a memoria HistoryStore.");
+  const strategies =
+    options.memory === undefined ? [] : Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
+  if (!options.store || typeof options.store.read !== "function")
+    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: store must be a memoria HistoryStore.");
   if ((strategies.length === 0 && !options.compaction) || strategies.some((strategy) => typeof strategy?.load !== "function")) {
-    throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them, unless only compaction is wanted.");
+    throw new MemoriaError(
+      "INVALID_ARGUMENT",
+      "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them, unless only compaction is wanted.",
+    );
   }
   const keyFields = options.keyFields ?? [];
   const store = options.store;
@@ -91,7 +96,9 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
       const others = blocks.filter((message) => !SystemMessage.isInstance(message));
       return handler({
         ...request,
-        systemMessage: system.length ? request.systemMessage.concat(`${request.systemMessage.text ? "\n\n" : ""}${system.join("\n\n")}`) : request.systemMessage,
+        systemMessage: system.length
+          ? request.systemMessage.concat(`${request.systemMessage.text ? "\n\n" : ""}${system.join("\n\n")}`)
+          : request.systemMessage,
         messages: [...others, ...request.messages],
       });
     },

@@ -141,4 +141,3 @@ export class VectorStoreRetrieverMemory extends BaseMemory {
     await this.vectorStoreRetriever.addDocuments([new Document({ pageContent: text })]);
   }
 }
-

@@ -41,10 +41,16 @@ export async function rememberFact(store: HistoryStore, scope: SessionKeyFilter,
   let held: Fact | undefined;
   await editScopeData<FactsData>(store, scope, stateName, (current) => {
     for (const id of fact.replaces ?? []) {
-      if (!current?.facts.some((old) => old.id === id && holds(old))) throw new MemoriaError("INVALID_ARGUMENT", `No fact "${id}" holds in this scope to be replaced.`);
+      if (!current?.facts.some((old) => old.id === id && holds(old)))
+        throw new MemoriaError("INVALID_ARGUMENT", `No fact "${id}" holds in this scope to be replaced.`);
     }
     // applyExtracted leaves out a statement that already holds: then nothing is written.
-    const next = applyExtracted(current, [{ subject, statement, replaces: [...(fact.replaces ?? [])] }], { session: source.session, first: source.message, count: 1, now: Date.now() });
+    const next = applyExtracted(current, [{ subject, statement, replaces: [...(fact.replaces ?? [])] }], {
+      session: source.session,
+      first: source.message,
+      count: 1,
+      now: Date.now(),
+    });
     held = next.facts.findLast(same);
     return next.next === (current?.next ?? 1) ? undefined : next;
   });

@@ -90,7 +90,7 @@ export function parseJson(text: string): unknown {
 
 function factsOf(answer: unknown): ExtractedFact[] {
   const list = (answer as { facts?: unknown })?.facts;
-  if (!Array.isArray(list)) throw new MemoriaError("INVALID_OUTPUT", "The extraction model's answer has no \"facts\" list.");
+  if (!Array.isArray(list)) throw new MemoriaError("INVALID_OUTPUT", 'The extraction model\'s answer has no "facts" list.');
   return list.flatMap((item): ExtractedFact[] => {
     const { subject, statement, message, replaces } = (item ?? {}) as Record<string, unknown>;
     if (typeof subject !== "string" || typeof statement !== "string") return [];

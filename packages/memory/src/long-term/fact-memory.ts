@@ -78,7 +78,8 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
   const placement = checkPlacement(options.placement, "factMemory");
   const maxFacts = options.maxFacts ?? 30;
   const pastFacts = options.pastFacts ?? 5;
-  if (!Number.isInteger(maxFacts) || maxFacts < 1) throw new MemoriaError("INVALID_ARGUMENT", `factMemory: maxFacts must be a whole number >= 1, got ${maxFacts}.`);
+  if (!Number.isInteger(maxFacts) || maxFacts < 1)
+    throw new MemoriaError("INVALID_ARGUMENT", `factMemory: maxFacts must be a whole number >= 1, got ${maxFacts}.`);
   const structured = options.structured ?? canStructure(options.model);
   const template = options.prompt ?? FACT_EXTRACTION_PROMPT;
   const stateName = options.stateName ?? FACTS_STATE;
@@ -101,7 +102,9 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
     if (current.length <= maxFacts) return current;
     const subjects = [...new Set(current.map((fact) => fact.subject))];
     const recent = linesOf(await context.read({ last: 4 }));
-    const prompt = SUBJECT_RESOLUTION_PROMPT.replace("{subjects}", subjects.join(", ")).replace("{recent}", recent || "(none)").replace("{input}", textOfMessages(context.input));
+    const prompt = SUBJECT_RESOLUTION_PROMPT.replace("{subjects}", subjects.join(", "))
+      .replace("{recent}", recent || "(none)")
+      .replace("{input}", textOfMessages(context.input));
     const answer = (await ask(options.model, prompt)).toLowerCase();
     const named = new Set(answer === "none" ? [] : answer.split(",").map((name) => name.trim()));
     return current.filter((fact) => named.has(fact.subject.toLowerCase())).slice(-maxFacts);

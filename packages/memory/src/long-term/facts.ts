@@ -52,7 +52,11 @@ export function shownToModel(fact: Fact): boolean {
  * replaces (they stay, with `until`), and a statement already held about the same
  * subject is not added twice.
  */
-export function applyExtracted(data: FactsData | undefined, extracted: readonly ExtractedFact[], origin: { session: string; first: number; count: number; now: number }): FactsData {
+export function applyExtracted(
+  data: FactsData | undefined,
+  extracted: readonly ExtractedFact[],
+  origin: { session: string; first: number; count: number; now: number },
+): FactsData {
   const facts = (data?.facts ?? []).map((fact) => ({ ...fact }));
   let next = data?.next ?? 1;
   const when = new Date(origin.now).toISOString();
@@ -71,7 +75,8 @@ export function applyExtracted(data: FactsData | undefined, extracted: readonly 
         old.replacedBy = id;
       }
     }
-    const offset = Number.isInteger(item.message) && (item.message as number) >= 0 && (item.message as number) < origin.count ? (item.message as number) : origin.count - 1;
+    const offset =
+      Number.isInteger(item.message) && (item.message as number) >= 0 && (item.message as number) < origin.count ? (item.message as number) : origin.count - 1;
     const fact: Fact = { id, subject, statement, source: { session: origin.session, message: origin.first + offset }, since: when };
     facts.push(fact);
     byId.set(id, fact);

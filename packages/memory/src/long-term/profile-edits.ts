@@ -31,14 +31,20 @@ export async function updateProfile(store: HistoryStore, scope: SessionKeyFilter
   const field = change.field?.trim();
   if (typeof change.value !== "string") throw new MemoriaError("INVALID_ARGUMENT", "A profile change needs a text value.");
   if (change.field !== undefined && !field) throw new MemoriaError("INVALID_ARGUMENT", "A profile field name cannot be empty.");
-  const data = await editScopeData<ProfileData>(store, scope, stateName, (current) => ({ profile: changed(current?.profile, field, change.value), updatedAt: Date.now() }));
+  const data = await editScopeData<ProfileData>(store, scope, stateName, (current) => ({
+    profile: changed(current?.profile, field, change.value),
+    updatedAt: Date.now(),
+  }));
   return (data as ProfileData).profile;
 }
 
 function changed(profile: JsonValue | undefined, field: string | undefined, value: string): JsonValue {
   if (profile !== undefined && profile !== null && typeof profile === "object" && !Array.isArray(profile)) {
     if (field === undefined) {
-      throw new MemoriaError("INVALID_ARGUMENT", `This profile is kept as fields (${Object.keys(profile).join(", ") || "none yet"}): name the field to change.`);
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        `This profile is kept as fields (${Object.keys(profile).join(", ") || "none yet"}): name the field to change.`,
+      );
     }
     return { ...profile, [field]: value };
   }

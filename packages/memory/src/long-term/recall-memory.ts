@@ -109,7 +109,12 @@ export interface RecallMemory extends MemoryStrategy {
    * strategy's by default), oldest first. Messages of `skip.session` from
    * position `skip.from` on are left out (the ones a prompt holds already).
    */
-  search(store: HistoryStore, scope: SessionKeyFilter, query: string, options?: { k?: number; skip?: { session: SessionKey; from: number } }): Promise<RecalledPassage[]>;
+  search(
+    store: HistoryStore,
+    scope: SessionKeyFilter,
+    query: string,
+    options?: { k?: number; skip?: { session: SessionKey; from: number } },
+  ): Promise<RecalledPassage[]>;
   /** The index used with `store`. */
   indexFor(store: HistoryStore): RecallIndex;
   resume(store: HistoryStore, scope: SessionKeyFilter): Promise<void>;
@@ -144,15 +149,22 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   const after = options.range?.after ?? 1;
   const skipRecent = options.skipRecent ?? 8;
   const minScore = options.minScore ?? 0.1;
-  for (const [name, value] of [["k", k], ["range.before", before], ["range.after", after], ["skipRecent", skipRecent]] as const) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: ${name} must be a whole number >= 0, got ${value}.`);
+  for (const [name, value] of [
+    ["k", k],
+    ["range.before", before],
+    ["range.after", after],
+    ["skipRecent", skipRecent],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: ${name} must be a whole number >= 0, got ${value}.`);
   }
   const weights = {
     lexical: options.weights?.lexical ?? 1,
     vector: options.weights?.vector ?? ((options.embeddings as { lexicalOnly?: boolean }).lexicalOnly ? 0 : 1),
   };
   for (const [name, value] of Object.entries(weights)) {
-    if (!(Number.isFinite(value) && value >= 0)) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: weights.${name} must be a number >= 0, got ${value}.`);
+    if (!(Number.isFinite(value) && value >= 0))
+      throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: weights.${name} must be a number >= 0, got ${value}.`);
   }
   const indexFor = (store: HistoryStore): RecallIndex => options.index ?? defaultIndex(store);
   const registry = new WorkRegistry<RecallProgress>(
@@ -167,11 +179,22 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       async process(batch) {
         const index = indexFor(batch.store);
         const kept = batch.messages.flatMap((message, i) =>
-          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim() ? [{ position: batch.first + i, text: linesOf([message]), terms: recallTerms(textOfMessages([message])) }] : [],
+          ["human", "ai"].includes(message.getType()) && textOfMessages([message]).trim()
+            ? [{ position: batch.first + i, text: linesOf([message]), terms: recallTerms(textOfMessages([message])) }]
+            : [],
         );
         if (kept.length > 0) {
           const vectors = await options.embeddings.embedDocuments(kept.map((item) => item.text));
-          await index.upsert(kept.map((item, n) => ({ scope: batch.scopeId, session: batch.sessionId, position: item.position, at: batch.now, vector: vectors[n] ?? [], terms: item.terms })));
+          await index.upsert(
+            kept.map((item, n) => ({
+              scope: batch.scopeId,
+              session: batch.sessionId,
+              position: item.position,
+              at: batch.now,
+              vector: vectors[n] ?? [],
+              terms: item.terms,
+            })),
+          );
         }
         if (options.retentionMs !== undefined) await index.remove({ scope: batch.scopeId, before: batch.now - options.retentionMs });
         const home = await index.home?.();
@@ -213,7 +236,10 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     await Promise.all(
       [...firstFrom].map(async ([encoded, from]) => {
         const session = decodeSessionKey(encoded);
-        const reads: SessionReads = (here?.id === encoded && here.reads) || { read: (options) => store.read(session, options), count: () => store.count(session) };
+        const reads: SessionReads = (here?.id === encoded && here.reads) || {
+          read: (options) => store.read(session, options),
+          count: () => store.count(session),
+        };
         if (from <= WHOLE_READ_REACH) {
           const messages = await reads.read();
           read.set(encoded, { session, total: messages.length, from: 0, messages });
@@ -228,7 +254,15 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       const { session, total, from, messages } = read.get(passage.session) as { session: SessionKey; total: number; from: number; messages: BaseMessage[] };
       if (passage.from >= total) continue;
       const part = messages.slice(passage.from - from, passage.to - from + 1);
-      shown.push({ session, conversation: passage.session, from: passage.from, to: passage.from + part.length - 1, at: passage.at, score: passage.score, messages: part });
+      shown.push({
+        session,
+        conversation: passage.session,
+        from: passage.from,
+        to: passage.from + part.length - 1,
+        at: passage.at,
+        score: passage.score,
+        messages: part,
+      });
     }
     return shown;
   }
@@ -290,7 +324,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     },
     async search(store, scope, query, searchOptions) {
       const want = searchOptions?.k ?? k;
-      if (!Number.isSafeInteger(want) || want < 0) throw new MemoriaError("INVALID_ARGUMENT", `recallMemory.search: k must be a whole number >= 0, got ${want}.`);
+      if (!Number.isSafeInteger(want) || want < 0)
+        throw new MemoriaError("INVALID_ARGUMENT", `recallMemory.search: k must be a whole number >= 0, got ${want}.`);
       const skip = searchOptions?.skip;
       return find(store, encodeSessionKey(scopeKeyOf(scope)), query, want, skip && { id: encodeSessionKey(skip.session), recentFrom: async () => skip.from });
     },

@@ -1,4 +1,13 @@
-import { type HistoryStore, type JsonValue, MemoriaError, type SessionKey, type SessionKeyFilter, type TurnLock, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import {
+  type HistoryStore,
+  type JsonValue,
+  MemoriaError,
+  type SessionKey,
+  type SessionKeyFilter,
+  type TurnLock,
+  encodeSessionKey,
+  scopeKeyOf,
+} from "@memoria/core";
 
 /** What a long-term memory keeps in its scope record: its data and, per session, how many messages it has processed. */
 export interface ScopeRecord<D> {
@@ -49,7 +58,12 @@ export async function withScopeLock<T>(store: HistoryStore, scopeKey: SessionKey
  * an extraction pass never overwrite each other. The progress marks are kept.
  * `change` returns the new data, or undefined to leave the record as it is.
  */
-export function editScopeData<D>(store: HistoryStore, scope: SessionKeyFilter, name: string, change: (data: D | undefined) => D | undefined): Promise<D | undefined> {
+export function editScopeData<D>(
+  store: HistoryStore,
+  scope: SessionKeyFilter,
+  name: string,
+  change: (data: D | undefined) => D | undefined,
+): Promise<D | undefined> {
   const scopeKey = scopeKeyOf(scope);
   return withScopeLock(store, scopeKey, async (lock) => {
     const record = (await readScopeRecord<D>(store, scopeKey, name)) ?? { cursors: {} };

@@ -267,7 +267,10 @@ export class WorkRegistry<D> {
 
   for(store: HistoryStore | undefined, what: string): ScopeWork<D> {
     if (!store) {
-      throw new MemoriaError("INVALID_ARGUMENT", `${what} keeps long-term memory in a memoria store: give RunnableWithMessageHistory a \`store\` (not a LangChain getMessageHistory).`);
+      throw new MemoriaError(
+        "INVALID_ARGUMENT",
+        `${what} keeps long-term memory in a memoria store: give RunnableWithMessageHistory a \`store\` (not a LangChain getMessageHistory).`,
+      );
     }
     let work = this.#byStore.get(store);
     if (!work) {

@@ -66,7 +66,10 @@ export function vectorStoreIndex(vectorStore: VectorStoreLike, options: VectorSt
     async remove(selector: RecallSelector): Promise<number> {
       checkRecallSelector(selector);
       if (!options.remove) {
-        throw new MemoriaError("INVALID_ARGUMENT", "vectorStoreIndex: removing needs the `remove` option (how this vector store deletes documents by metadata).");
+        throw new MemoriaError(
+          "INVALID_ARGUMENT",
+          "vectorStoreIndex: removing needs the `remove` option (how this vector store deletes documents by metadata).",
+        );
       }
       return options.remove(selector);
     },

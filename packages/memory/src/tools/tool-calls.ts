@@ -78,12 +78,14 @@ export class MemoryToolRunner {
   constructor(options: MemoryToolsOptions) {
     const fields = checkScopeFields(options?.scope, "memoryTools");
     if (fields === undefined) throw new MemoriaError("INVALID_ARGUMENT", 'memoryTools: scope must name the fields the memory belongs to, e.g. ["userId"].');
-    if (!options.store || typeof options.store.getState !== "function") throw new MemoriaError("INVALID_ARGUMENT", "memoryTools: store must be a memoria HistoryStore.");
+    if (!options.store || typeof options.store.getState !== "function")
+      throw new MemoriaError("INVALID_ARGUMENT", "memoryTools: store must be a memoria HistoryStore.");
     if (options.forget !== undefined && options.forget !== "withdraw" && options.forget !== "erase") {
       throw new MemoriaError("INVALID_ARGUMENT", `memoryTools: forget must be "withdraw" or "erase", got ${JSON.stringify(options.forget)}.`);
     }
     const unknown = (options.tools ?? []).filter((name) => !MEMORY_TOOL_NAMES.includes(name));
-    if (unknown.length > 0) throw new MemoriaError("INVALID_ARGUMENT", `memoryTools: unknown tools ${unknown.join(", ")}; the tools are ${MEMORY_TOOL_NAMES.join(", ")}.`);
+    if (unknown.length > 0)
+      throw new MemoriaError("INVALID_ARGUMENT", `memoryTools: unknown tools ${unknown.join(", ")}; the tools are ${MEMORY_TOOL_NAMES.join(", ")}.`);
     this.#options = options;
     this.#fields = fields;
     this.names = options.tools ?? MEMORY_TOOL_NAMES;
@@ -125,13 +127,19 @@ function bodies(options: MemoryToolsOptions): Bodies {
   const factsState = options.stateNames?.facts ?? FACTS_STATE;
   const profileState = options.stateNames?.profile ?? PROFILE_STATE;
   const forgetHow = options.forget ?? "withdraw";
-  const check = (call: MemoryCall, key: SessionKey | SessionKeyFilter, action: AccessAction) => checkAccess(options.authorize, { key, action, config: call.config });
+  const check = (call: MemoryCall, key: SessionKey | SessionKeyFilter, action: AccessAction) =>
+    checkAccess(options.authorize, { key, action, config: call.config });
   return {
     async search_memory({ query, include_past, limit = 10 }, call) {
       await check(call, scopeKeyOf(call.scope), "read");
       const facts = (await readFacts(call.store, call.scope, factsState)).filter(shownToModel);
       const current = rankFacts(facts.filter(holds), query).slice(0, limit);
-      const past = include_past ? rankFacts(facts.filter((fact) => !holds(fact)), query).slice(0, limit) : [];
+      const past = include_past
+        ? rankFacts(
+            facts.filter((fact) => !holds(fact)),
+            query,
+          ).slice(0, limit)
+        : [];
       const skip = call.conversation && { session: call.conversation, from: 0 };
       const passages = options.recall ? await options.recall.search(call.store, call.scope, query, { k: Math.min(limit, 8), skip }) : [];
       return searchAnswer(current, past, passages);

@@ -18,7 +18,8 @@ export const MEMORY_TOOL_SPECS = {
     }),
   },
   remember: {
-    description: "Remember a fact the user stated about themselves or someone, for later conversations. To correct a fact you were given, name its id in replaces.",
+    description:
+      "Remember a fact the user stated about themselves or someone, for later conversations. To correct a fact you were given, name its id in replaces.",
     schema: z.object({
       subject: z.string().min(1).max(200).describe('Who or what the fact is about, e.g. "the user" or a name.'),
       statement: z.string().min(1).max(2000).describe('The fact as one short sentence, e.g. "Ada lives in Lisbon".'),
@@ -26,7 +27,8 @@ export const MEMORY_TOOL_SPECS = {
     }),
   },
   update_profile: {
-    description: "Rewrite part of the user's profile, the notes every conversation starts from: set one field (or line) to a new value, or, without a field, replace the whole text.",
+    description:
+      "Rewrite part of the user's profile, the notes every conversation starts from: set one field (or line) to a new value, or, without a field, replace the whole text.",
     schema: z.object({
       field: z.string().min(1).max(100).optional().describe('The part to set, e.g. "home city".'),
       value: z.string().max(4000).describe("Its new value."),

@@ -19,7 +19,10 @@ export function rankFacts(facts: readonly Fact[], query: string): Fact[] {
 
 /** One fact as a tool shows it: its id (to correct or forget it), statement, subject, dates and source. */
 export function factLine(fact: Fact): string {
-  const when = fact.until === undefined ? `since ${isoDay(fact.since)}` : `${isoDay(fact.since)} to ${isoDay(fact.until)}${fact.replacedBy ? `, replaced by ${fact.replacedBy}` : ""}`;
+  const when =
+    fact.until === undefined
+      ? `since ${isoDay(fact.since)}`
+      : `${isoDay(fact.since)} to ${isoDay(fact.until)}${fact.replacedBy ? `, replaced by ${fact.replacedBy}` : ""}`;
   return `- [${fact.id}] ${quoteItem(fact.statement)} (about ${quoteItem(fact.subject)}; ${when}; from conversation ${quoteItem(fact.source.session)}, message ${fact.source.message})`;
 }
 

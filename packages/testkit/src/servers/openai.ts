@@ -108,9 +108,15 @@ export async function startOpenAICompatibleServer(respond: Responder, options: {
       const id = `chatcmpl-${++counter}`;
       const created = Math.floor(Date.now() / 1000);
       const content = reply.content ?? (reply.toolCalls ? null : "");
-      const toolCalls = reply.toolCalls?.map((call, index) => ({ index, id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+      const toolCalls = reply.toolCalls?.map((call, index) => ({
+        index,
+        id: call.id,
+        type: "function",
+        function: { name: call.name, arguments: call.arguments },
+      }));
       // A request with legacy `functions` gets its (first) call as `function_call`, as OpenAI answers it.
-      const functionCall = body.functions?.length && reply.toolCalls?.[0] ? { name: reply.toolCalls[0].name, arguments: reply.toolCalls[0].arguments } : undefined;
+      const functionCall =
+        body.functions?.length && reply.toolCalls?.[0] ? { name: reply.toolCalls[0].name, arguments: reply.toolCalls[0].arguments } : undefined;
       const finish = functionCall ? "function_call" : toolCalls ? "tool_calls" : "stop";
       const promptTokens = reply.usage?.prompt_tokens ?? JSON.stringify(body.messages).length;
       const completionTokens = reply.usage?.completion_tokens ?? (content ?? "").length + JSON.stringify(toolCalls ?? []).length;
@@ -139,7 +145,9 @@ export async function startOpenAICompatibleServer(respond: Responder, options: {
       }
       response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
       const chunk = (delta: unknown, finishReason: string | null = null, extra: Record<string, unknown> = {}) =>
-        response.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...extra })}\n\n`);
+        response.write(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...extra })}\n\n`,
+        );
       chunk({ role: "assistant", content: "" });
       for (const piece of pieces(content ?? "")) {
         if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));

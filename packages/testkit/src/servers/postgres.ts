@@ -105,7 +105,11 @@ export async function startPostgres(options: { durable?: boolean; under?: string
       signalTree(server.child.pid as number, "SIGKILL");
       await server.exited;
       // The next start needs every old backend gone (it checks the shared memory they held).
-      await waitFor(() => tree.every((pid) => !running(pid)), 30_000, () => "processes of the killed postgres did not exit");
+      await waitFor(
+        () => tree.every((pid) => !running(pid)),
+        30_000,
+        () => "processes of the killed postgres did not exit",
+      );
       server = launch();
       await ready();
     },

@@ -143,7 +143,9 @@ function clusterReady(servers: RunningRedis[]): Promise<void> {
   return waitFor(
     async () => {
       const states = await Promise.all(
-        servers.map(async (s) => (await run("redis-cli", ["-p", String(s.port), "CLUSTER", "INFO"]).catch(() => ({ stdout: "" }))).stdout.includes("cluster_state:ok")),
+        servers.map(async (s) =>
+          (await run("redis-cli", ["-p", String(s.port), "CLUSTER", "INFO"]).catch(() => ({ stdout: "" }))).stdout.includes("cluster_state:ok"),
+        ),
       );
       return states.every(Boolean);
     },
@@ -160,7 +162,10 @@ export async function startRedisSentinel(masterPort: number, name = "mymaster"):
   const dir = mkdtempSync(join(tmpdir(), "memoria-sentinel-"));
   const port = await freePort();
   const config = join(dir, "sentinel.conf");
-  writeFileSync(config, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\nsentinel down-after-milliseconds ${name} 5000\n`);
+  writeFileSync(
+    config,
+    `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\nsentinel down-after-milliseconds ${name} 5000\n`,
+  );
   const server = startProcess(which("redis-server", HINT), [config, "--sentinel"]);
   const stop = async () => {
     await stopProcess(server.child, server.exited, "SIGTERM");

@@ -5,7 +5,6 @@ import { numbered } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
 import type { StoreSuiteSetup } from "../types.js";
 
-
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 async function recentAll(store: HistoryStore, filter: SessionKeyFilter, limit: number): Promise<SessionInfo[]> {

@@ -45,7 +45,13 @@ export function doorIsolationSuite(setup: StoreSuiteSetup, door: DoorSetup): voi
   describe(`${setup.name}: ${door.name} keeps two users apart`, () => {
     const store = useStore(setup);
 
-    async function twoUsers(): Promise<{ alice: UserDoor; bob: UserDoor; ids: { alice: string; bob: string }; secrets: { alice: string; bob: string }; close(): Promise<void> }> {
+    async function twoUsers(): Promise<{
+      alice: UserDoor;
+      bob: UserDoor;
+      ids: { alice: string; bob: string };
+      secrets: { alice: string; bob: string };
+      close(): Promise<void>;
+    }> {
       const tag = crypto.randomUUID().slice(0, 8);
       const ids = { alice: `alice-${tag}`, bob: `bob-${tag}` };
       const secrets = { alice: `alicesecret${tag}`, bob: `bobsecret${tag}` };

@@ -77,20 +77,25 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
         await store.append(key, numbered(2));
         let stored = 2;
         const turn = () => [new HumanMessage("q"), new HumanMessage("a")];
-        const failures = await everyFailure("append", () => store.append(key, turn(), { turnId: `t-${stored}` }), error, async (failed) => {
-          const count = (await store.read(key)).length;
-          // Every way of asking agrees on what is stored.
-          expect(await store.count(key)).toBe(count);
-          expect((await store.info(key))?.messageCount).toBe(count);
-          if (!failed) expect(count).toBe(stored + 2);
-          else if ((failed as { outcome?: string }).outcome === "not-stored") expect(count).toBe(stored);
-          // Whatever happened, the same turn id again leaves the turn stored exactly once,
-          // and a read saw the turn exactly when the retry finds it stored already.
-          const retried = await store.append(key, turn(), { turnId: `t-${stored}` });
-          if (failed) expect(count, "a read before the retry, against what the retry found").toBe(retried.appended ? stored : stored + 2);
-          stored += 2;
-          expect(await store.read(key)).toHaveLength(stored);
-        });
+        const failures = await everyFailure(
+          "append",
+          () => store.append(key, turn(), { turnId: `t-${stored}` }),
+          error,
+          async (failed) => {
+            const count = (await store.read(key)).length;
+            // Every way of asking agrees on what is stored.
+            expect(await store.count(key)).toBe(count);
+            expect((await store.info(key))?.messageCount).toBe(count);
+            if (!failed) expect(count).toBe(stored + 2);
+            else if ((failed as { outcome?: string }).outcome === "not-stored") expect(count).toBe(stored);
+            // Whatever happened, the same turn id again leaves the turn stored exactly once,
+            // and a read saw the turn exactly when the retry finds it stored already.
+            const retried = await store.append(key, turn(), { turnId: `t-${stored}` });
+            if (failed) expect(count, "a read before the retry, against what the retry found").toBe(retried.appended ? stored : stored + 2);
+            stored += 2;
+            expect(await store.read(key)).toHaveLength(stored);
+          },
+        );
         expect(failures.length).toBeGreaterThan(0);
       }, 120_000);
 
@@ -110,7 +115,10 @@ function faultsOnEveryCall(setup: DriverFaultSetup, name: string, errors: Driver
           ["setInfo", async () => store.setInfo(key, { title: "a title" })],
           ["list", () => store.list({ sessionId: key.sessionId })],
           ["recent", async () => store.recent({ sessionId: key.sessionId })],
-          ["replaceTail", async () => store.replaceTail(key, { from: (await store.count(key)) - 1, count: await store.count(key), messages: [new HumanMessage("edited")] })],
+          [
+            "replaceTail",
+            async () => store.replaceTail(key, { from: (await store.count(key)) - 1, count: await store.count(key), messages: [new HumanMessage("edited")] }),
+          ],
           ["trim", async () => store.trim?.(key, { oldest: 1 })],
           ["lock and release", async () => (await store.lock(key, { ttlMs: 500, waitMs: 10_000 })).release()],
           ["append then clear", async () => store.append(user, numbered(1)).then(() => store.clear(user))],

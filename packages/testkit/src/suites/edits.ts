@@ -34,7 +34,11 @@ export function editsSuite(setup: StoreSuiteSetup): void {
       // A window reaching past the edited tail: stores that number messages keep going across the gap the delete left.
       expect(transcript(await store().read(key, { last: 4 }))).toEqual(["human: m1", "human: m3", "human: m4", "human: m5"]);
       const replacement = everyKindOfMessage()[2] as AIMessage; // an AI message with every field; it makes a tool call, allowed as the last message only
-      await editSession(store(), key, { op: "replace", at: 1, message: new AIMessage({ content: "edited ✓", id: "ai-edited", response_metadata: { edited: true } }) });
+      await editSession(store(), key, {
+        op: "replace",
+        at: 1,
+        message: new AIMessage({ content: "edited ✓", id: "ai-edited", response_metadata: { edited: true } }),
+      });
       await editSession(store(), key, { op: "replace", at: 4, message: replacement });
       const read = await store().read(key);
       expect(transcript(read)).toEqual(["human: m0", "ai: edited ✓", "human: m3", "human: m4", "ai: "]);
@@ -68,7 +72,13 @@ export function editsSuite(setup: StoreSuiteSetup): void {
     it("refuses bad positions, and a tail replacement planned on a session that changed, writing nothing", async () => {
       const key = randomKey();
       await editable().append(key, numbered(3));
-      for (const edit of [{ op: "delete", at: 3 }, { op: "delete", at: -1 }, { op: "replace", at: 1.5, message: new HumanMessage("x") }, { op: "truncate", after: 3 }, { op: "move" }]) {
+      for (const edit of [
+        { op: "delete", at: 3 },
+        { op: "delete", at: -1 },
+        { op: "replace", at: 1.5, message: new HumanMessage("x") },
+        { op: "truncate", after: 3 },
+        { op: "move" },
+      ]) {
         await expect(editSession(store(), key, edit as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
       }
       await expect(store().replaceTail(key, { from: 1, count: 2, messages: [new HumanMessage("x")] })).rejects.toMatchObject({ code: "EDIT_CONFLICT" });

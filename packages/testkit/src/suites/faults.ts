@@ -135,7 +135,9 @@ export function faultSuite(setup: FaultSuiteSetup): void {
     it("a writer process killed mid-turn: its stored turns are whole, and the next writer goes on at once", async (context) => {
       if (!setup.storeModule) return context.skip(`${setup.name} gives no store module for child processes`);
       const sessionId = `killed-${crypto.randomUUID()}`;
-      const child = spawn(process.execPath, ["--import", "tsx", WRITER, setup.storeModule, target().url, sessionId, "forever"], { stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, ["--import", "tsx", WRITER, setup.storeModule, target().url, sessionId, "forever"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       await lineFrom(child, (line) => line === "turn 5", "its sixth turn");
       await sleep(Math.random() * 50);
       child.kill("SIGKILL");

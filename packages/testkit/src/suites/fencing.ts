@@ -15,7 +15,11 @@ const STALE: TurnLock = { token: "a-holder-that-lost-the-lock", lost: true, rele
 const deriving: MemoryStrategy = {
   name: "deriving",
   load: ({ read }) => read(),
-  afterSave: async ({ state, added }) => state.set("derived", added.map((m) => String(m.content))),
+  afterSave: async ({ state, added }) =>
+    state.set(
+      "derived",
+      added.map((m) => String(m.content)),
+    ),
 };
 
 /** A runnable that parks inside the "model" until told to answer. */
@@ -116,7 +120,10 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       await model.inside;
       expect(await store().delete({ userId })).toBe(1);
       model.answer();
-      const error = await turn.then(() => undefined, (e: unknown) => e);
+      const error = await turn.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored", cause: { code: "LOCK_LOST" } });
       expect(await store().count(key)).toBe(0);
       expect(await store().getState(key, "derived")).toBeUndefined();

@@ -70,7 +70,9 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
 
   // Every privacy wrapper at once, each forwarding what it does not change: an
   // authorize hook that allows all, the built-in redactor, and encryption.
-  runHistoryStoreSuite(wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)", readsFrozen(sealed)));
+  runHistoryStoreSuite(
+    wrapped(setup, (base) => guardStore(redactStore(encryptStore(base, sealed)), () => true), "(encrypted, redacted, guarded)", readsFrozen(sealed)),
+  );
   const withHashedIds = encrypted(setup, hashed, "(encrypted, hashed ids)");
   sessionsSuite(withHashedIds);
   conversationsSuite(withHashedIds);
@@ -160,26 +162,29 @@ export function privacySuite(setup: PrivacySuiteSetup): void {
       expect(await store.count({ userId, conversationId: "one" })).toBe(0);
     });
 
-    it.skipIf(!setup.scan)(`leaves no plaintext of a message, a summary, a title, metadata or a hashed user id in the raw data${setup.scan ? "" : " (skipped: no raw scan for this store)"}`, async () => {
-      const tag = crypto.randomUUID().replaceAll("-", "");
-      const control = `control-${tag}`;
-      const plain = { sessionId: `plain-${tag}` };
-      await inner().append(plain, [new HumanMessage(`a plaintext ${control}`)]);
-      expect((await setup.scan!(inner(), control)).length).toBeGreaterThan(0); // the scan sees stored text
-      await inner().clear(plain);
+    it.skipIf(!setup.scan)(
+      `leaves no plaintext of a message, a summary, a title, metadata or a hashed user id in the raw data${setup.scan ? "" : " (skipped: no raw scan for this store)"}`,
+      async () => {
+        const tag = crypto.randomUUID().replaceAll("-", "");
+        const control = `control-${tag}`;
+        const plain = { sessionId: `plain-${tag}` };
+        await inner().append(plain, [new HumanMessage(`a plaintext ${control}`)]);
+        expect((await setup.scan!(inner(), control)).length).toBeGreaterThan(0); // the scan sees stored text
+        await inner().clear(plain);
 
-      const store = encryptStore(inner(), hashed);
-      const user = `user-${tag}`;
-      const key = { userId: user, conversationId: `conv-${tag}` };
-      await store.append(key, [new HumanMessage(`my secret is message-${tag}`)]);
-      await store.setState(key, "summary", { text: `summary-${tag}` });
-      await store.setInfo(key, { title: `title-${tag}`, metadata: { note: `metadata-${tag}` } });
-      expect(await store.read(key)).toHaveLength(1);
-      expect(await store.info(key)).toMatchObject({ key, title: `title-${tag}`, metadata: { note: `metadata-${tag}` }, messageCount: 1 });
-      for (const needle of [`message-${tag}`, `summary-${tag}`, `title-${tag}`, `metadata-${tag}`, user, `conv-${tag}`]) {
-        expect(await setup.scan!(inner(), needle), needle).toEqual([]);
-      }
-      await store.delete({ userId: user });
-    });
+        const store = encryptStore(inner(), hashed);
+        const user = `user-${tag}`;
+        const key = { userId: user, conversationId: `conv-${tag}` };
+        await store.append(key, [new HumanMessage(`my secret is message-${tag}`)]);
+        await store.setState(key, "summary", { text: `summary-${tag}` });
+        await store.setInfo(key, { title: `title-${tag}`, metadata: { note: `metadata-${tag}` } });
+        expect(await store.read(key)).toHaveLength(1);
+        expect(await store.info(key)).toMatchObject({ key, title: `title-${tag}`, metadata: { note: `metadata-${tag}` }, messageCount: 1 });
+        for (const needle of [`message-${tag}`, `summary-${tag}`, `title-${tag}`, `metadata-${tag}`, user, `conv-${tag}`]) {
+          expect(await setup.scan!(inner(), needle), needle).toEqual([]);
+        }
+        await store.delete({ userId: user });
+      },
+    );
   });
 }

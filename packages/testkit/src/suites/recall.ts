@@ -12,7 +12,14 @@ async function userWithConversations(store: HistoryStore) {
   return { userId, scope: encodeSessionKey(scopeKeyOf({ userId })), sessions: keys.map((key) => encodeSessionKey(key)) };
 }
 
-const item = (scope: string, session: string, position: number, terms?: string[], at = 1_000): RecallItem => ({ scope, session, position, at, vector: [1, position, 0.5], terms });
+const item = (scope: string, session: string, position: number, terms?: string[], at = 1_000): RecallItem => ({
+  scope,
+  session,
+  position,
+  at,
+  vector: [1, position, 0.5],
+  terms,
+});
 const places = (hits: { session: string; position: number }[]) => hits.map((hit) => `${hit.session}#${hit.position}`);
 
 /**
@@ -101,7 +108,10 @@ export function recallSuite(setup: StoreSuiteSetup): void {
       expect(topic?.score).toBeCloseTo(topicAlone.score / 2, 6);
       expect(places(await index.searchTerms!(scope, dog(0), 10))).toEqual([`${c1}#0`]);
       expect(places(await index.searchTerms!(scope, [...dog(0.5), "bus"], 10)).sort()).toEqual([`${c1}#0`, `${c1}#1`, `${c2}#0`].sort());
-      await expect(index.searchTerms!(scope, dog(Number.NaN), 10)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("~pet") });
+      await expect(index.searchTerms!(scope, dog(Number.NaN), 10)).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringContaining("~pet"),
+      });
     });
 
     it("replaces an item's words when it is indexed again; an item given none is found by vector only", async (ctx) => {

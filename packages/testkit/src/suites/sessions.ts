@@ -24,7 +24,11 @@ export const HOSTILE_BUT_VALID_IDS = [
 
 export const INVALID_IDS: unknown[] = ["", "line\nbreak", "nul\u0000", "x".repeat(257), 42, null, { $gt: "" }, ["a"]];
 
-async function listAll(store: { list: (f?: Record<string, string>, o?: { limit?: number; cursor?: string }) => Promise<{ sessions: SessionKey[]; cursor?: string }> }, filter: Record<string, string>, limit: number) {
+async function listAll(
+  store: { list: (f?: Record<string, string>, o?: { limit?: number; cursor?: string }) => Promise<{ sessions: SessionKey[]; cursor?: string }> },
+  filter: Record<string, string>,
+  limit: number,
+) {
   const keys: SessionKey[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -132,10 +136,7 @@ export function sessionsSuite(setup: StoreSuiteSetup): void {
         const userId = `erase-${crypto.randomUUID()}`;
         const key = { userId, conversationId: "c" };
         for (let round = 0; round < 10; round++) {
-          await Promise.all([
-            ...Array.from({ length: 4 }, (_, i) => store().append(key, numbered(2, 10 * round + 2 * i))),
-            eraser.delete({ userId }),
-          ]);
+          await Promise.all([...Array.from({ length: 4 }, (_, i) => store().append(key, numbered(2, 10 * round + 2 * i))), eraser.delete({ userId })]);
           const stored = transcript(await store().read(key));
           expect(await store().count(key)).toBe(stored.length);
           for (let i = 0; i < stored.length; i += 2) {

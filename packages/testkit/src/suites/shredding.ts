@@ -39,7 +39,8 @@ export function shreddingSuite(setup: PrivacySuiteSetup, options: EncryptionOpti
       dir = await mkdtemp(join(tmpdir(), "memoria-vault-"));
     });
     afterAll(() => rm(dir, { recursive: true, force: true }));
-    const scoped = (vault: KeyVault, extra: Partial<EncryptionOptions> = {}) => encryptStore(inner(), { ...options, ...extra, scopeKeys: { field: "userId", vault } });
+    const scoped = (vault: KeyVault, extra: Partial<EncryptionOptions> = {}) =>
+      encryptStore(inner(), { ...options, ...extra, scopeKeys: { field: "userId", vault } });
 
     it("delete({ userId }) destroys the user's key: a copy of every record from before reads as shredded, other users still read", async () => {
       const vault = fileKeyVault(join(dir, "erase"));

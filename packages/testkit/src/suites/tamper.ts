@@ -63,7 +63,10 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
       await rewrite(inner(), a.key, [a.records[0]!, b.records[1]!, a.records[2]!], a.state);
       await expect(store().read(a.key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "misplaced" });
       // The same record under the victim's data key id: its seal is bound to the other session.
-      const forged = new ChatMessage({ role: "memoria.sealed", content: String(b.records[1]!.content).replace(/^(ms\d\.)[^.]+\./, `$1${String(a.records[1]!.content).split(".")[1]}.`) });
+      const forged = new ChatMessage({
+        role: "memoria.sealed",
+        content: String(b.records[1]!.content).replace(/^(ms\d\.)[^.]+\./, `$1${String(a.records[1]!.content).split(".")[1]}.`),
+      });
       await rewrite(inner(), a.key, [a.records[0]!, forged, a.records[2]!], a.state);
       await expect(store().read(a.key)).rejects.toMatchObject({ code: "INTEGRITY", reason: "tampered" });
       await rewrite(inner(), a.key, a.records, { ...a.state, summary: b.state.summary });
@@ -86,7 +89,9 @@ export function tamperSuite(setup: StoreSuiteSetup, options: EncryptionOptions):
 
     it("a plain store opened on sealed records: a typed error that says to open it through encryptStore, never ciphertext", async () => {
       const { key } = await sealedSession();
-      const refused = await inner().read(key).catch((e: unknown) => e);
+      const refused = await inner()
+        .read(key)
+        .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: "INTEGRITY", reason: "sealed" });
       expect((refused as Error).message).toMatch(/encryptStore\(store, \{ keys, activeKeyId \}\)/);
       await expect(inner().read(key, { last: 1 })).rejects.toMatchObject({ code: "INTEGRITY", reason: "sealed" });

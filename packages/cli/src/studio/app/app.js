@@ -42,7 +42,12 @@ function SessionList({ selected, onSelect, refresh }) {
       ${list.sessions.map(
         (s) => html`<li key=${s.id}>
           <button aria-current=${selected === s.id ? "true" : "false"} onClick=${() => onSelect(s.id)}>
-            <span class="title">${s.title || Object.entries(s.key).map(([f, v]) => `${f}=${v}`).join(" ")}</span>
+            <span class="title">${
+              s.title ||
+              Object.entries(s.key)
+                .map(([f, v]) => `${f}=${v}`)
+                .join(" ")
+            }</span>
             <span class="meta">${s.title ? `${Object.values(s.key).join(" · ")} · ` : ""}${s.messageCount} messages · ${when(s.lastActiveAt)}</span>
           </button>
         </li>`,
@@ -71,20 +76,22 @@ function App() {
     </header>
     <main>
       <${SessionList} selected=${selected} onSelect=${(id) => {
-          setNotice("");
-          setFocus(undefined);
-          setSelected(id);
-        }} refresh=${refresh} />
-      ${selected
-        ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} focus=${focus} onOpen=${(id, at) => {
-            setSelected(id);
-            setFocus(at === undefined ? undefined : { at });
-          }} onGone=${(message) => {
-            setNotice(message);
-            setSelected(undefined);
-            setRefresh((n) => n + 1);
-          }} />`
-        : html`<section class="session"><p class="status" role="status">${notice}</p><p class="meta">Choose a conversation.</p></section>`}
+        setNotice("");
+        setFocus(undefined);
+        setSelected(id);
+      }} refresh=${refresh} />
+      ${
+        selected
+          ? html`<${SessionView} key=${selected} id=${selected} about=${about} onChanged=${() => setRefresh((n) => n + 1)} focus=${focus} onOpen=${(id, at) => {
+              setSelected(id);
+              setFocus(at === undefined ? undefined : { at });
+            }} onGone=${(message) => {
+              setNotice(message);
+              setSelected(undefined);
+              setRefresh((n) => n + 1);
+            }} />`
+          : html`<section class="session"><p class="status" role="status">${notice}</p><p class="meta">Choose a conversation.</p></section>`
+      }
     </main>`;
 }
 

@@ -6,7 +6,10 @@ const html = htm.bind(h);
 
 /** The studio's API; a failure is an Error with the server's message. */
 export async function api(path, body) {
-  const response = await fetch(`/api/${path}`, body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(
+    `/api/${path}`,
+    body === undefined ? {} : { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) },
+  );
   const data = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(data.error ?? `${response.status} ${response.statusText}`);
   return data;
@@ -164,10 +167,13 @@ function Preview({ id }) {
       ${strategy === "window" && html`<label>k (turns)<input type="number" min="1" value=${k} onInput=${(e) => setK(Number(e.target.value) || 1)} /></label>`}
       ${strategy === "tokens" && html`<label>Token budget<input type="number" min="1" value=${maxTokens} onInput=${(e) => setMaxTokens(Number(e.target.value) || 1)} /></label>`}
     </div>
-    ${pending(result) ?? html`<p class="meta" aria-live="polite">The next turn's prompt gets ${result.messages.length} of ${result.of} messages, ${result.tokens} tokens.</p>
+    ${
+      pending(result) ??
+      html`<p class="meta" aria-live="polite">The next turn's prompt gets ${result.messages.length} of ${result.of} messages, ${result.tokens} tokens.</p>
       ${result.summaries.length > 0 && html`<p class="meta">Stored summaries: a summary strategy puts these before the messages it keeps.</p>`}
       ${result.summaries.map((s) => html`<div class="bubble system"><div class="who">summary state "${s.name}"</div><div class="text">${s.summary}</div></div>`)}
-      <ol class="transcript">${result.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} extra=${html`<span>${m.tokens} tokens</span>`} />`)}</ol>`}
+      <ol class="transcript">${result.messages.map((m) => html`<${Bubble} key=${m.position} message=${m} extra=${html`<span>${m.tokens} tokens</span>`} />`)}</ol>`
+    }
   </div>`;
 }
 
@@ -195,7 +201,11 @@ function FactItem({ fact, onOpen, onWithdraw }) {
     : fact.until
       ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}`
       : `since ${fact.since.slice(0, 10)}`;
-  const source = fact.source.session.split("&").filter((pair) => !pair.startsWith("userId=")).map(decodeURIComponent).join(" ");
+  const source = fact.source.session
+    .split("&")
+    .filter((pair) => !pair.startsWith("userId="))
+    .map(decodeURIComponent)
+    .join(" ");
   return html`<li class="fact">
     <span>${fact.statement}</span>
     <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
@@ -257,7 +267,10 @@ export function SessionView({ id, about, onChanged, onGone, onOpen, focus }) {
   const [info, setInfo] = useState(undefined);
   const [status, setStatus] = useState("");
   useEffect(() => {
-    api(`state?key=${encodeURIComponent(id)}`).then((r) => setInfo({ ...r.info, key: r.key }), () => setInfo({}));
+    api(`state?key=${encodeURIComponent(id)}`).then(
+      (r) => setInfo({ ...r.info, key: r.key }),
+      () => setInfo({}),
+    );
   }, [id]);
   const key = info?.key ?? {};
   const off = about.write ? undefined : "Start the studio with --write to allow this";
@@ -265,7 +278,10 @@ export function SessionView({ id, about, onChanged, onGone, onOpen, focus }) {
     const name = prompt("New conversation id for the copy:", `${key.conversationId ?? key.sessionId ?? "copy"}-branch`);
     if (!name) return;
     const field = "conversationId" in key ? "conversationId" : "sessionId";
-    const to = Object.entries({ ...key, [field]: name }).sort(([a], [b]) => (a < b ? -1 : 1)).map(([f, v]) => `${f}=${encodeURIComponent(v)}`).join("&");
+    const to = Object.entries({ ...key, [field]: name })
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([f, v]) => `${f}=${encodeURIComponent(v)}`)
+      .join("&");
     try {
       const result = await api("branch", { key: id, to });
       setStatus(`Branched ${result.messages} messages into ${name}.`);
@@ -277,7 +293,8 @@ export function SessionView({ id, about, onChanged, onGone, onOpen, focus }) {
   const erase = async () => {
     const user = key.userId;
     const preview = await api(`erase-preview?user=${encodeURIComponent(user)}`);
-    if (!confirm(`Erase user ${user}: ${preview.sessions} conversations and ${preview.messages} messages, with their state and titles? This cannot be undone.`)) return;
+    if (!confirm(`Erase user ${user}: ${preview.sessions} conversations and ${preview.messages} messages, with their state and titles? This cannot be undone.`))
+      return;
     try {
       const result = await api("erase", { user });
       onGone(`Erased ${result.erased} conversations of ${user}.`);
@@ -287,8 +304,15 @@ export function SessionView({ id, about, onChanged, onGone, onOpen, focus }) {
   };
   return html`<section class="session" aria-label="Conversation">
     <div class="heading">
-      <h2>${info?.title ?? Object.entries(key).map(([f, v]) => `${f}=${v}`).join(" ")}</h2>
-      <span class="meta">${Object.entries(key).map(([f, v]) => `${f}=${v}`).join(" · ")} · ${info?.messageCount ?? "?"} messages · created ${when(info?.createdAt)} · last active ${when(info?.lastActiveAt)}</span>
+      <h2>${
+        info?.title ??
+        Object.entries(key)
+          .map(([f, v]) => `${f}=${v}`)
+          .join(" ")
+      }</h2>
+      <span class="meta">${Object.entries(key)
+        .map(([f, v]) => `${f}=${v}`)
+        .join(" · ")} · ${info?.messageCount ?? "?"} messages · created ${when(info?.createdAt)} · last active ${when(info?.lastActiveAt)}</span>
     </div>
     <div class="actions" aria-label="Actions">
       ${about.write ? html`<a class="button" href=${`/api/export?key=${encodeURIComponent(id)}`} download>Export JSONL</a>` : html`<button disabled title=${off}>Export JSONL</button>`}
