@@ -92,7 +92,10 @@ for (const entry of list) {
 if (check && changed.length > 0) {
   for (const { entry, text, before } of changed) {
     const [old, now] = [new Set(before.split("\n").slice(1)), new Set(text.split("\n").slice(1))];
-    const lines = [...[...now].filter((line) => line && !old.has(line)).map((line) => `  + ${line}`), ...[...old].filter((line) => line && !now.has(line)).map((line) => `  - ${line}`)];
+    const lines = [
+      ...[...now].filter((line) => line && !old.has(line)).map((line) => `  + ${line}`),
+      ...[...old].filter((line) => line && !now.has(line)).map((line) => `  - ${line}`),
+    ];
     console.error(`${entry.title}: the public surface differs from ${relative(root, entry.report)}\n${lines.join("\n")}`);
   }
   console.error("Review the change, then run `pnpm api` and commit the reports with it.");

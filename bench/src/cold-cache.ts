@@ -19,7 +19,7 @@ import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, createInMemoryStore, encodeSessionKey } from "@memoria/core";
-import { recallQuery, recallTerms } from "@memoria/memory";
+import { recallQuery, recallTerms } from "@memoria/recall";
 import { createSqliteStore } from "@memoria/sql";
 import { median } from "./measure.js";
 import { conversation, trivialModel } from "./systems.js";

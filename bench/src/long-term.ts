@@ -5,17 +5,8 @@ import type { EmbeddingsInterface } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import {
-  type ExtractionModel,
-  HashingEmbeddings,
-  bufferMemory,
-  combineMemory,
-  exactIndex,
-  factMemory,
-  recallMemory,
-  recallQuery,
-  recallTerms,
-} from "@memoria/memory";
+import { type ExtractionModel, HashingEmbeddings, bufferMemory, combineMemory, exactIndex, factMemory, recallMemory } from "@memoria/memory";
+import { recallQuery, recallTerms } from "@memoria/recall";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { interleave, median, timed } from "./measure.js";

@@ -2,7 +2,7 @@
  * `@memoria/core`: what an app uses (the wrapper, the store contract and its types,
  * errors, keys, the in-memory store, strategies, edits, prompt records). What a store
  * or wrapper author uses besides (the codec's batch calls, argument checks, paging,
- * lock polling, recall ranking) is `@memoria/core/store-kit`.
+ * lock polling) is `@memoria/core/store-kit`.
  */
 export {
   ERROR_CODES,

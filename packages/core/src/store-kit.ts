@@ -99,19 +99,4 @@ export { LocalLeases } from "./local-leases.js";
 export { SessionLocks } from "./turn-lock.js";
 export { loadPeerDependency } from "./load-peer.js";
 export { randomId } from "./random-id.js";
-export {
-  type QueryTerm,
-  type RecallHit,
-  type RecallIndex,
-  type RecallItem,
-  type RecallSelector,
-  checkRecallK,
-  checkRecallSelector,
-  dotProduct,
-  sortedFew,
-  topK,
-  unitVector,
-} from "./recall-index.js";
-export { BM25_B, BM25_K1, type QueryGroup, queryGroups, termCounts } from "./lexical-ranking.js";
-export { type HeldRecallItem, HeldRecallItems, type RecallPlace, tieOrder } from "./held-recall-items.js";
-export { VectorSlab } from "./vector-slab.js";
+export type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "./recall-index.js";

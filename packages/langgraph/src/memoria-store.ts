@@ -14,7 +14,7 @@ import {
   validateNamespace,
 } from "@langchain/langgraph-checkpoint";
 import { type HistoryStore, type JsonValue, MemoriaError, SCOPE_FIELD, type SessionKey, createKeyFilter, scopeKeyOf } from "@memoria/core";
-import { dotProduct, unitVector } from "@memoria/core/store-kit";
+import { dotProduct, unitVector } from "@memoria/recall";
 import {
   type ItemTtl,
   type StoreTtlOptions,

@@ -1,5 +1,6 @@
 import { type HistoryStore, type JsonValue, type SessionKey, encodeSessionKey } from "@memoria/core";
-import { randomId, unitVector, writeStates } from "@memoria/core/store-kit";
+import { randomId, writeStates } from "@memoria/core/store-kit";
+import { unitVector } from "@memoria/recall";
 import { type Renewal, parseRenewal, renewalName } from "./item-ttl.js";
 import { allStateOf } from "./records.js";
 import { ITEM_PREFIX, type ItemRecord, parseItem } from "./store-items.js";

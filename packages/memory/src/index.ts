@@ -26,8 +26,6 @@ export { CombinedMemory, ReadOnlySharedMemory } from "./classic/composites.js";
 export { ENTITY_EXTRACTION_PROMPT, ENTITY_SUMMARY_PROMPT, type EntityMemoryOptions, entityMemory } from "./entity-memory.js";
 export { type KnowledgeGraphMemoryOptions, TRIPLE_EXTRACTION_PROMPT, type Triple, knowledgeGraphMemory } from "./knowledge-graph-memory.js";
 export { type VectorRecallMemoryOptions, vectorRecallMemory } from "./vector-recall-memory.js";
-export { HashingEmbeddings } from "./hashing-embeddings.js";
-export { TOPIC_WEIGHT, contentWords, recallQuery, recallTerms, stem } from "./lexical-terms.js";
 export {
   ConversationKGMemory,
   type ConversationKGMemoryInput,
@@ -45,9 +43,8 @@ export { EXTRACTION_SCHEMA, type ExtractionModel, FACT_EXTRACTION_PROMPT } from 
 export { type FactMemory, type FactMemoryOptions, SUBJECT_RESOLUTION_PROMPT, factMemory } from "./long-term/fact-memory.js";
 export { WORKING_MEMORY_PROMPT, type WorkingMemory, type WorkingMemoryOptions, workingMemory } from "./long-term/working-memory.js";
 export { type RecalledPassage, type RecallMemory, type RecallMemoryOptions, recallMemory } from "./long-term/recall-memory.js";
-export { exactIndex } from "./long-term/exact-index.js";
-export { topK } from "@memoria/core/store-kit"; // lives in core, where the encrypted store's index uses it too
-export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./long-term/vector-store-index.js";
+// What recall memory is given, from @memoria/recall: embeddings that need no model, and the indexes.
+export { HashingEmbeddings, type VectorStoreIndexOptions, type VectorStoreLike, exactIndex, itemId, vectorStoreIndex } from "@memoria/recall";
 export {
   type MemoryKind,
   type MemoryPlacement,

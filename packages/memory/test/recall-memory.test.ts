@@ -6,26 +6,13 @@ import { Embeddings } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
 import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf } from "@memoria/core";
-import { unitVector } from "@memoria/core/store-kit";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  HashingEmbeddings,
-  combineMemory,
-  contentWords,
-  exactIndex,
-  recallQuery,
-  recallTerms,
-  factMemory,
-  recallMemory,
-  topK,
-  vectorStoreIndex,
-  windowMemory,
-} from "../src/index.js";
-import { fuseRankings } from "../src/long-term/rank-fusion.js";
+import { HashingEmbeddings, combineMemory, exactIndex, factMemory, recallMemory, vectorStoreIndex, windowMemory } from "../src/index.js";
+import { contentWords, fuseRankings, recallQuery, recallTerms, topK, unitVector } from "@memoria/recall";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 
 const embeddings = new HashingEmbeddings({ dimensions: 256 });

@@ -9,7 +9,8 @@ import {
   type RecallSelector,
   decodeSessionKey,
 } from "@memoria/core";
-import { HeldRecallItems, checkRecallK, checkRecallSelector, randomId, unitVector } from "@memoria/core/store-kit";
+import { randomId } from "@memoria/core/store-kit";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, unitVector } from "@memoria/recall";
 import type { SealingContext } from "./encrypted-info.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
 

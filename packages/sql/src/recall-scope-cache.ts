@@ -1,5 +1,5 @@
 import type { RecallItem } from "@memoria/core";
-import { type HeldRecallItems, unitVector } from "@memoria/core/store-kit";
+import { type HeldRecallItems, unitVector } from "@memoria/recall";
 
 /** A scope's items as loaded, with what holding them costs (an estimate, in bytes). */
 export interface LoadedScope {

@@ -1,5 +1,5 @@
 import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
-import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, sortedFew, tieOrder, unitVector } from "@memoria/core/store-kit";
+import { HeldRecallItems, checkRecallK, checkRecallSelector, dotProduct, sortedFew, tieOrder, unitVector } from "@memoria/recall";
 import type { Tables } from "./schema.js";
 import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-cache.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";

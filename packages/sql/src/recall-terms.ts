@@ -1,5 +1,5 @@
 import type { QueryTerm, RecallHit, RecallItem } from "@memoria/core";
-import { BM25_B, BM25_K1, queryGroups, termCounts } from "@memoria/core/store-kit";
+import { BM25_B, BM25_K1, queryGroups, termCounts } from "@memoria/recall";
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, run } from "./sql-dialect.js";
 

@@ -88,7 +88,7 @@ describe("installed with npm into a fresh project", () => {
     cpSync(fixtures, project, { recursive: true });
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "fresh-app", version: "1.0.0", private: true }));
     // The command and one store with its driver: the stores are optional peers of @memoria/cli.
-    const commandAlone = ["cli", "core", "file", "memory", "privacy", "sql"].map(tarballOf);
+    const commandAlone = ["cli", "core", "file", "memory", "privacy", "recall", "sql"].map(tarballOf);
     await run("npm", ["install", "--no-audit", "--no-fund", ...commandAlone, "@langchain/core@^1.1.0", "better-sqlite3@^12.4.1"], project);
   });
 

@@ -1,5 +1,5 @@
 import type { HistoryStore, RecallIndex } from "@memoria/core";
-import { exactIndex } from "./exact-index.js";
+import { exactIndex } from "@memoria/recall";
 
 const byStore = new WeakMap<HistoryStore, RecallIndex>();
 

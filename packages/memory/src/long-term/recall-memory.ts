@@ -14,13 +14,12 @@ import {
   encodeSessionKey,
   scopeKeyOf,
 } from "@memoria/core";
-import { checkScopeFields, sortedFew } from "@memoria/core/store-kit";
+import { checkScopeFields } from "@memoria/core/store-kit";
 import { linesOf, textOfMessages } from "../extraction.js";
-import { recallQuery, recallTerms } from "../lexical-terms.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage } from "../memory-block.js";
 import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
-import { fuseRankings } from "./rank-fusion.js";
+import { fuseRankings, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
 import { excerptOf } from "./recall-excerpt.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
 

@@ -1,6 +1,6 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { JsonValue } from "@memoria/core";
-import { contentWords } from "../lexical-terms.js";
+import { contentWords } from "@memoria/recall";
 import type { Fact } from "../long-term/facts.js";
 import { isoDay } from "../long-term/recall-excerpt.js";
 import type { RecalledPassage } from "../long-term/recall-memory.js";

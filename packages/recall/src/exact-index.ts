@@ -1,5 +1,7 @@
 import type { QueryTerm, RecallHit, RecallIndex, RecallItem, RecallSelector } from "@memoria/core";
-import { HeldRecallItems, checkRecallK, checkRecallSelector, unitVector } from "@memoria/core/store-kit";
+import { HeldRecallItems } from "./held-recall-items.js";
+import { checkRecallK, checkRecallSelector } from "./index-checks.js";
+import { unitVector } from "./vectors.js";
 
 /**
  * Every vector in this process's memory, searched by an exact scan (a dot product

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector } from "@memoria/core";
-import { checkRecallK, checkRecallSelector } from "@memoria/core/store-kit";
+import { checkRecallK, checkRecallSelector } from "./index-checks.js";
 
 /** The parts of a LangChain `VectorStore` the adapter uses. */
 export interface VectorStoreLike {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sortedFew } from "../src/recall-index.js";
+import { sortedFew } from "../src/top-k.js";
 
 describe("sortedFew (the small sort on a memory turn's path)", () => {
   it("orders as Array.prototype.sort does, equal items kept in their order, below and above its insertion bound", () => {

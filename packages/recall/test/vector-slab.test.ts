@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileVectorScan, vectorScanSource } from "../scripts/build-wasm.mjs";
 import { HeldRecallItems } from "../src/held-recall-items.js";
-import { dotProduct, unitVector } from "../src/recall-index.js";
+import { dotProduct, unitVector } from "../src/vectors.js";
 import { VectorSlab } from "../src/vector-slab.js";
 import { VECTOR_SCAN_WASM } from "../src/vector-scan-wasm.js";
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-import { dotProduct } from "./recall-index.js";
+import { dotProduct } from "./vectors.js";
 import { VECTOR_SCAN_WASM } from "./vector-scan-wasm.js";
 
 /** Floats a row holds: the scan takes 16 at a time, so rows are padded with zeros to a multiple of 16. */

@@ -1,4 +1,4 @@
-// Generated from wasm/vector-scan.wat by `pnpm --filter @memoria/core build:wasm` (wabt); do not edit.
+// Generated from wasm/vector-scan.wat by `pnpm --filter @memoria/recall build:wasm` (wabt); do not edit.
 /** The exact vector scan (vector-slab.ts) as a WebAssembly module with 128-bit SIMD, base64. */
 export const VECTOR_SCAN_WASM =
   "AGFzbQEAAAABCQFgBX9/f39/AAIPAQNlbnYGbWVtb3J5AgABAwIBAAcIAQRkb3RzAAAKvAIBuQICBX8EeyADQQJ0IQkgASEFIAQgAkECdGohBgJAA0AgBCAGTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQr9DAAAAAAAAAAAAAAAAAAAAAAhC/0MAAAAAAAAAAAAAAAAAAAAACEM/QwAAAAAAAAAAAAAAAAAAAAAIQ0gBSEHIAAhCAJAA0AgByAFIAlqTw0BIAogB/0ABAAgCP0ABAD95gH95AEhCiALIAf9AAQQIAj9AAQQ/eYB/eQBIQsgDCAH/QAEICAI/QAEIP3mAf3kASEMIA0gB/0ABDAgCP0ABDD95gH95AEhDSAHQcAAaiEHIAhBwABqIQgMAAsLIAogC/3kASAMIA395AH95AEhCiAEIAr9HwAgCv0fAZIgCv0fAiAK/R8DkpI4AgAgBSAJaiEFIARBBGohBAwACwsL";

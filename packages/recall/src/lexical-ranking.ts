@@ -1,5 +1,5 @@
-import { MemoriaError } from "./errors.js";
-import { type QueryTerm, sortedFew, topK } from "./recall-index.js";
+import { MemoriaError, type QueryTerm } from "@memoria/core";
+import { sortedFew, topK } from "./top-k.js";
 
 /**
  * BM25's term-frequency saturation and length normalization. `b` is below the usual

@@ -1,5 +1,5 @@
 // Compiles wasm/vector-scan.wat into src/vector-scan-wasm.ts (the module as base64), so
-// the package ships no build step of its own: `pnpm --filter @memoria/core build:wasm`.
+// the package ships no build step of its own: `pnpm --filter @memoria/recall build:wasm`.
 // test/vector-slab.test.ts checks the committed file matches the source.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -19,7 +19,7 @@ export async function compileVectorScan() {
 
 /** The generated TypeScript for those bytes. */
 export function vectorScanSource(bytes) {
-  return `// Generated from wasm/vector-scan.wat by \`pnpm --filter @memoria/core build:wasm\` (wabt); do not edit.
+  return `// Generated from wasm/vector-scan.wat by \`pnpm --filter @memoria/recall build:wasm\` (wabt); do not edit.
 /** The exact vector scan (vector-slab.ts) as a WebAssembly module with 128-bit SIMD, base64. */
 export const VECTOR_SCAN_WASM =
   "${bytes.toString("base64")}";

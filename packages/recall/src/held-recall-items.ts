@@ -1,5 +1,7 @@
 import { TermIndex } from "./lexical-ranking.js";
-import { type QueryTerm, type RecallHit, bestPositions, unitVector } from "./recall-index.js";
+import type { QueryTerm, RecallHit } from "@memoria/core";
+import { bestPositions } from "./top-k.js";
+import { unitVector } from "./vectors.js";
 import { VectorSlab } from "./vector-slab.js";
 
 /** Where a recalled item is: its session, its position there, and when it was indexed. */

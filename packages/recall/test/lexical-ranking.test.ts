@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TermIndex, termCounts, termScore, termWeight } from "../src/lexical-ranking.js";
-import type { QueryTerm } from "../src/recall-index.js";
+import type { QueryTerm } from "@memoria/core";
 
 /** A small deterministic generator (mulberry32), so a failure names its seed. */
 function random(seed: number): () => number {
