@@ -15,7 +15,7 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { MessagesAnnotation, StateGraph } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import { createInMemoryStore, encodeMessage } from "@memoria/core";
-import { HashingEmbeddings } from "@memoria/memory";
+import { HashingEmbeddings } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { tool } from "langchain";
 import pg from "pg";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { HashingEmbeddings, recallMemory } from "@memoria/memory";
+import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { median, timed } from "./measure.js";
 import { type SetConversation, recallConversations } from "./recall-conversations.js";

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { MemoriaStore } from "@memoria/langgraph";
-import { HashingEmbeddings } from "@memoria/memory";
+import { HashingEmbeddings } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { median } from "./measure.js";
 

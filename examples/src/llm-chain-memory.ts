@@ -11,7 +11,7 @@ import { SystemMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, HumanMessagePromptTemplate, MessagesPlaceholder, PromptTemplate } from "@langchain/core/prompts";
 import { LLMChain } from "@langchain/classic/chains";
 import { PromptPrinter } from "@memoria/core";
-import { BufferMemory } from "@memoria/memory";
+import { BufferMemory } from "@memoria/memory/classic";
 import { OfflineChatModel } from "./offline-model.js";
 
 export async function main(log: (line: string) => void = console.log): Promise<void> {

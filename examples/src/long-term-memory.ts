@@ -7,7 +7,8 @@
  */
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { PromptPrinter, RunnableWithMessageHistory } from "@memoria/core";
-import { HashingEmbeddings, combineMemory, factMemory, recallMemory, windowMemory, workingMemory } from "@memoria/memory";
+import { combineMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, factMemory, recallMemory, workingMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { OfflineChatModel } from "./offline-model.js";
 

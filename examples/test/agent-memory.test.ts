@@ -11,7 +11,8 @@ import { createAgent, tool } from "langchain";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { memoriaMiddleware } from "@memoria/memory/agent";
-import { factMemory, memoryTools, readFacts } from "@memoria/memory";
+import { factMemory, readFacts } from "@memoria/memory/long-term";
+import { memoryTools } from "@memoria/memory/tools";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-agent-"));
 let server: OpenAICompatibleServer;

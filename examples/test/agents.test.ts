@@ -15,7 +15,7 @@ import { tool } from "@langchain/core/tools";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, RunnableWithMessageHistory } from "@memoria/core";
-import { BufferMemory } from "@memoria/memory";
+import { BufferMemory } from "@memoria/memory/classic";
 import { createRedisStore } from "@memoria/redis";
 import { createSqliteStore } from "@memoria/sql";
 import { type OpenAICompatibleServer, type RunningRedis, startOpenAICompatibleServer, startRedis } from "@memoria/testkit/servers";

@@ -24,7 +24,8 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { OpenAIEmbeddings } from "@langchain/openai";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type HistoryStore, type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
-import { HashingEmbeddings, combineMemory, factMemory, recallMemory, summaryBufferMemory, windowMemory } from "@memoria/memory";
+import { combineMemory, summaryBufferMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, factMemory, recallMemory } from "@memoria/memory/long-term";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
 import { chooseModel } from "./model.js";
 

@@ -7,7 +7,8 @@
  */
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { PromptPrinter, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, factMemory, windowMemory } from "@memoria/memory";
+import { combineMemory, windowMemory } from "@memoria/memory";
+import { factMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { OfflineChatModel } from "../offline-model.js";
 

@@ -8,7 +8,8 @@
  */
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { PromptPrinter, RunnableWithMessageHistory } from "@memoria/core";
-import { HashingEmbeddings, combineMemory, recallMemory, windowMemory } from "@memoria/memory";
+import { combineMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { OfflineChatModel } from "../offline-model.js";
 

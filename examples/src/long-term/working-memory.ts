@@ -6,7 +6,8 @@
  */
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { PromptPrinter, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, windowMemory, workingMemory } from "@memoria/memory";
+import { combineMemory, windowMemory } from "@memoria/memory";
+import { workingMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { OfflineChatModel } from "../offline-model.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { SessionKey } from "@memoria/core";
-import { HashingEmbeddings, recallMemory } from "@memoria/memory";
+import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
 import { everyKindOfMessage } from "@memoria/testkit";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { compareSnapshots, readSnapshot } from "../src/snapshot.js";

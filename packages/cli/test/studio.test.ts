@@ -6,7 +6,8 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { ChatOpenAI } from "@langchain/openai";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { HashingEmbeddings, combineMemory, factMemory, readFacts, recallMemory, windowMemory, workingMemory } from "@memoria/memory";
+import { combineMemory, windowMemory } from "@memoria/memory";
+import { HashingEmbeddings, factMemory, readFacts, recallMemory, workingMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { startOpenAICompatibleServer } from "@memoria/testkit/servers";

@@ -1,4 +1,4 @@
-import { HashingEmbeddings } from "@memoria/memory";
+import { HashingEmbeddings } from "@memoria/memory/long-term";
 import { type HistoryStore, createInMemoryStore } from "@memoria/core";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";

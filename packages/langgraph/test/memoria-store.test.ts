@@ -1,5 +1,5 @@
 import { InMemoryStore, type Item } from "@langchain/langgraph-checkpoint";
-import { HashingEmbeddings } from "@memoria/memory";
+import { HashingEmbeddings } from "@memoria/memory/long-term";
 import { createKeyFilter, scopeKeyOf } from "@memoria/core";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoriaStore } from "../src/index.js";

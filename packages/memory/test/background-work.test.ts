@@ -6,7 +6,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import { RunnableWithMessageHistory } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
-import { combineMemory, factMemory, windowMemory } from "../src/index.js";
+import { combineMemory, windowMemory } from "../src/index.js";
+import { factMemory } from "../src/long-term.js";
 import { memoryModel, recordingChat } from "./helpers.js";
 
 const root = mkdtempSync(join(tmpdir(), "memoria-background-"));

@@ -16,7 +16,7 @@ import {
   ConversationSummaryMemory,
   ConversationTokenBufferMemory,
   ReadOnlySharedMemory,
-} from "../src/index.js";
+} from "../src/classic.js";
 import { ScriptedLLM, recordingSummarizer } from "./helpers.js";
 
 /** Records every prompt (LLM text or chat messages) a chain sends. */

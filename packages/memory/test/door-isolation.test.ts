@@ -11,7 +11,7 @@ import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { type DoorSetup, doorIsolationSuite, testKeys } from "@memoria/testkit";
 import { afterAll } from "vitest";
-import { memoryTools } from "../src/index.js";
+import { memoryTools } from "../src/tools.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-door-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

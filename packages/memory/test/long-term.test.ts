@@ -2,7 +2,8 @@ import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, RunnableWithMessageHistory, SCOPE_FIELD } from "@memoria/core";
 import { describe, expect, it } from "vitest";
-import { combineMemory, factMemory, memoryBlock, windowMemory, workingMemory } from "../src/index.js";
+import { combineMemory, memoryBlock, windowMemory } from "../src/index.js";
+import { factMemory, workingMemory } from "../src/long-term.js";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 
 function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>, chat = recordingChat()) {
@@ -192,7 +193,7 @@ describe.each(STORES)("workingMemory on %s", (_, makeStore) => {
 describe("retention", () => {
   it("drops facts and recall vectors older than their kind's retention, at the next pass", async () => {
     const { createSqliteStore } = await import("@memoria/sql");
-    const { HashingEmbeddings, recallMemory } = await import("../src/index.js");
+    const { HashingEmbeddings, recallMemory } = await import("../src/long-term.js");
     const store = createSqliteStore({ path: ":memory:" });
     const facts = factMemory({ model: memoryModel().model, scope: ["userId"], retentionMs: 50 });
     const recall = recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"], retentionMs: 50 });
@@ -215,7 +216,7 @@ describe("retention", () => {
 
 describe("classic memories with facts", () => {
   it("EntityMemory and ConversationKGMemory with `facts` give what holds now, across conversations", async () => {
-    const { EntityMemory, ConversationKGMemory } = await import("../src/index.js");
+    const { EntityMemory, ConversationKGMemory } = await import("../src/classic.js");
     const { createSqliteStore } = await import("@memoria/sql");
     const store = createSqliteStore({ path: ":memory:" });
     const extractor = memoryModel();

@@ -7,7 +7,8 @@ import { type HistoryStore, InvalidSessionKeyError, createInMemoryStore, encodeS
 import { encryptStore, guardStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
-import { HashingEmbeddings, type MemoryToolsOptions, memoryTools, readFacts, readProfile, recallMemory } from "../src/index.js";
+import { HashingEmbeddings, readFacts, readProfile, recallMemory } from "../src/long-term.js";
+import { type MemoryToolsOptions, memoryTools } from "../src/tools.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-tools-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

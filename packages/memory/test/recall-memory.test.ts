@@ -11,7 +11,8 @@ import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
 import { filesHolding } from "@memoria/testkit/servers";
 import { afterAll, describe, expect, it } from "vitest";
-import { HashingEmbeddings, combineMemory, exactIndex, factMemory, recallMemory, vectorStoreIndex, windowMemory } from "../src/index.js";
+import { combineMemory, windowMemory } from "../src/index.js";
+import { HashingEmbeddings, exactIndex, factMemory, recallMemory, vectorStoreIndex } from "../src/long-term.js";
 import { contentWords, fuseRankings, recallQuery, recallTerms, topK, unitVector } from "@memoria/recall";
 import { STORES, memoryModel, recordingChat } from "./helpers.js";
 

@@ -2,7 +2,8 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langc
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type RecallIndex, RunnableWithMessageHistory, memoryContext } from "@memoria/core";
 import { describe, expect, it } from "vitest";
-import { HashingEmbeddings, entityMemory, knowledgeGraphMemory, memoryBlock, vectorRecallMemory } from "../src/index.js";
+import { entityMemory, knowledgeGraphMemory, memoryBlock, vectorRecallMemory } from "../src/index.js";
+import { HashingEmbeddings } from "../src/long-term.js";
 import { STORES } from "./helpers.js";
 
 /**
@@ -123,7 +124,7 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
 
 describe("classic entity, knowledge-graph and vector-store memories", () => {
   it("EntityMemory gives history and an entities object for what the input names", async () => {
-    const { EntityMemory } = await import("../src/index.js");
+    const { EntityMemory } = await import("../src/classic.js");
     const { model } = extractor();
     const memory = new EntityMemory({ llm: model, k: 1 });
     await memory.saveContext({ input: "Ada works at Babbage Labs" }, { output: "noted" });
@@ -135,7 +136,7 @@ describe("classic entity, knowledge-graph and vector-store memories", () => {
   });
 
   it("ConversationKGMemory gives the triples about what the input names", async () => {
-    const { ConversationKGMemory } = await import("../src/index.js");
+    const { ConversationKGMemory } = await import("../src/classic.js");
     const { model } = extractor();
     const memory = new ConversationKGMemory({ llm: model });
     await memory.saveContext({ input: "Grace lives in Arlington" }, { output: "ok" });
@@ -144,7 +145,7 @@ describe("classic entity, knowledge-graph and vector-store memories", () => {
   });
 
   it("VectorStoreRetrieverMemory recalls the saved exchange most like the input", async () => {
-    const { VectorStoreRetrieverMemory } = await import("../src/index.js");
+    const { VectorStoreRetrieverMemory } = await import("../src/classic.js");
     const { MemoryVectorStore } = await import("@langchain/classic/vectorstores/memory");
     const store = new MemoryVectorStore(new HashingEmbeddings());
     const memory = new VectorStoreRetrieverMemory({ vectorStoreRetriever: store.asRetriever(1), memoryKey: "history" });

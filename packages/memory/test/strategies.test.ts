@@ -14,18 +14,17 @@ import {
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
-  HashingEmbeddings,
   memoryBlock,
   bufferMemory,
   combineMemory,
   readOnlyMemory,
-  recallMemory,
   summaryBufferMemory,
   summaryMemory,
   tiktokenCounter,
   tokenBufferMemory,
   windowMemory,
 } from "../src/index.js";
+import { HashingEmbeddings, recallMemory } from "../src/long-term.js";
 import { STORES, recordingSummarizer } from "./helpers.js";
 
 const count = tiktokenCounter();

@@ -6,7 +6,8 @@ import { RunnableLambda } from "@langchain/core/runnables";
 import { RunnableWithMessageHistory, encodeMessage } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
-import { type TokenCounter, compactToolResults, memoryTools, tiktokenCounter, toolResultCompaction } from "../src/index.js";
+import { type TokenCounter, compactToolResults, tiktokenCounter, toolResultCompaction } from "../src/index.js";
+import { memoryTools } from "../src/tools.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-compaction-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type HistoryStore, MemoriaError, type SessionKeyFilter, createKeyFilter, encodeSessionKey } from "@memoria/core";
-import { MEMORY_TOOL_SPECS, MemoryToolRunner, type RecallMemory } from "@memoria/memory";
+import type { RecallMemory } from "@memoria/memory/long-term";
+import { MEMORY_TOOL_SPECS, MemoryToolRunner } from "@memoria/memory/tools";
 import { UsageError } from "../cli-error.js";
 import { isMissingModule } from "../store-url.js";
 

@@ -14,7 +14,8 @@ import {
   promptRecords,
   scopeKeyOf,
 } from "@memoria/core";
-import { countTextTokens, forgetFact, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
+import { countTextTokens, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
+import { forgetFact } from "@memoria/memory/long-term";
 import { headerLine, snapshotLines } from "../export-format.js";
 import { readSnapshot } from "../snapshot.js";
 
