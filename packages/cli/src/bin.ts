@@ -9,6 +9,6 @@ memoriaProgram(version)
   .parseAsync(process.argv)
   .catch((error: unknown) => {
     const { line, code } = describeFailure(error);
-    process.stderr.write(`${line}\n`);
+    if (line) process.stderr.write(`${line}\n`);
     process.exitCode = code;
   });

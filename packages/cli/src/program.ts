@@ -10,7 +10,10 @@ export function memoriaProgram(version: string): Command {
   const program = new Command("memoria")
     .description("Inspect, move and erase what memoria stores: sqlite:./x.db, postgres://…, mysql://…, redis://…, mongodb://…, file:./dir")
     .version(version)
-    .showHelpAfterError("(run memoria --help for usage)")
+    // Commander's own errors (an unknown command or option, a missing argument) are thrown,
+    // not printed with process.exit(1): bin.ts prints them as one line, exit code 2.
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
     .configureHelp({ sortSubcommands: false });
   browseCommands(program);
   dataCommands(program);

@@ -117,6 +117,20 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     expect(ambiguous.stderr).toContain("sessionId=twice userId=bob");
   });
 
+  it("an unknown command or option, or a missing argument, is one line and exit code 2", async () => {
+    for (const [args, line] of [
+      [["frobnicate"], "memoria: unknown command 'frobnicate' (run memoria --help for usage)"],
+      [["sessions", "--nope", "--store", url], "memoria: unknown option '--nope' (run memoria --help for usage)"],
+      [["show", "--store", url], "memoria: missing required argument 'session' (run memoria --help for usage)"],
+    ] as const) {
+      const result = await memoria([...args]);
+      expect([result.code, result.stderr.trim().split("\n")]).toEqual([2, [line]]);
+    }
+    const help = await memoria(["--help"]);
+    expect([help.code, help.stderr]).toEqual([0, ""]);
+    expect(help.stdout).toContain("Usage: memoria");
+  });
+
   it("show: an unknown session or a bad argument is one line and exit code 2", async () => {
     const missing = await memoria(["show", "nobody", "--store", url]);
     expect(missing.code).toBe(2);
