@@ -43,9 +43,11 @@ describe("pnpm demo", () => {
   it("keeps sessions and users apart, and lists a user's sessions", async () => {
     expect((await demo(["--session", "other", "--message", "What is my name?"])).out).toContain("I don't know your name");
     expect((await demo(["--user", "bob", "--session", "s1", "--message", "What is my name?"])).out).toContain("I don't know your name");
-    const listed = await demo(["--list"]);
-    expect(listed.out).toContain("s1\t4 messages");
-    expect(listed.out).toContain("other\t2 messages");
+    // --list shows every user's sessions (a --user session included), --list --user one user's.
+    const listed = (await demo(["--list"])).out.split("\n");
+    expect(listed).toContain("s1\t4 messages\tuser local");
+    expect(listed).toContain("other\t2 messages\tuser local");
+    expect(listed).toContain("s1\t2 messages\tuser bob");
     expect((await demo(["--list", "--user", "bob"])).out).toBe("s1\t2 messages\n");
   });
 

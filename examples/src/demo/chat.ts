@@ -4,7 +4,7 @@
  *   pnpm demo                                         talk; /help lists commands, /quit leaves
  *   pnpm demo --session s1 --message "My name is Ada"  one turn, for scripts
  *   pnpm demo --session s1 --message "What is my name?" --verbose
- *   pnpm demo --list                                   past sessions of the user
+ *   pnpm demo --list                                   past sessions, every user's (--user ID: one user's)
  *   pnpm demo --user ada --session trip --message "Ada lives in Lisbon"
  *   pnpm demo --user ada --session later --message "Where do I live?" --verbose
  *
@@ -79,9 +79,18 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
   try {
     const user = values.user ?? "local";
     if (values.list) {
-      const { sessions } = await store.list({ userId: user });
-      if (sessions.length === 0) io.write(`no sessions yet for user "${user}" in ${path}\n`);
-      for (const key of sessions) io.write(`${key.sessionId}\t${await store.count(key)} messages\n`);
+      // Every user's sessions, each with its user; with --user, that user's alone.
+      let listed = 0;
+      let cursor: string | undefined;
+      do {
+        const page = await store.list(values.user === undefined ? {} : { userId: user }, { cursor });
+        for (const key of page.sessions) {
+          io.write(`${key.sessionId}\t${await store.count(key)} messages${values.user === undefined ? `\tuser ${key.userId}` : ""}\n`);
+          listed += 1;
+        }
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      if (listed === 0) io.write(`no sessions yet${values.user === undefined ? "" : ` for user "${user}"`} in ${path}\n`);
       return 0;
     }
     const env = io.env ?? process.env;
