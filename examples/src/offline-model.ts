@@ -9,10 +9,24 @@ function text(message: BaseMessage): string {
   return typeof message.content === "string" ? message.content : message.text;
 }
 
+/** A question about the person's name: "What is my name?", "Who am I?", "Do you remember my name?". */
+const ASKS_NAME = /what(?:'s| is) my name|\bwho am i\b|\bdo you (?:know|remember) my name/i;
+
+/**
+ * The name a text tells, if any: "my name is ada", or an introduction whose name is
+ * capitalised ("Hi, I'm Grace", "call me Lin"), so "I'm tired" names nobody.
+ */
+function nameIn(said: string): string | undefined {
+  return (
+    /(?:my name is|the user is named) ([\p{L}\p{N}_-]+)/iu.exec(said)?.[1] ??
+    /(?:^|[^\p{L}])(?:[Ii]'m|[Ii] am|[Cc]all me|[Tt]his is) (\p{Lu}[\p{L}\p{N}_-]*)/u.exec(said)?.[1]
+  );
+}
+
 /**
  * A deterministic chat model for examples that must run offline. It says that it
  * is offline, and answers only from what it was given, so you can watch memory
- * work: it remembers a name told with "my name is …" (also through a summary),
+ * work: it remembers a name told with "my name is …" or "I'm …" (also through a summary),
  * answers a question from the memory blocks it was given (the remembered line
  * sharing most words with it), reports how many earlier messages and remembered
  * lines reached it, and answers a summarization
@@ -50,15 +64,15 @@ export class OfflineChatModel extends BaseChatModel {
     // Names told by the human, directly or through a summary in a system message.
     const names = messages
       .filter((m) => m.getType() === "human" || m.getType() === "system")
-      .map((m) => /(?:my name is|the user is named) ([\p{L}\p{N}_-]+)/iu.exec(text(m))?.[1])
+      .map((m) => nameIn(text(m)))
       .filter((name): name is string => name !== undefined);
     const remembered = rememberedLines(messages.slice(0, -1));
     const fromMemory = /\?\s*$/.test(question) ? bestRemembered(question, remembered) : undefined;
     const parts = ["[offline model]"];
     if (system) parts.push(`(system: ${text(system)})`);
-    if (/what(?:'s| is) my name/i.test(question)) {
+    if (ASKS_NAME.test(question)) {
       parts.push(names.length > 0 ? `Your name is ${names[names.length - 1]}.` : "I don't know your name: nobody told me.");
-    } else if (names.length > 0 && /my name is/i.test(question)) {
+    } else if (nameIn(question) !== undefined) {
       parts.push(`Nice to meet you, ${names[names.length - 1]}!`);
     } else if (fromMemory) {
       parts.push(`From memory: ${fromMemory.text}${/[.!?]$/.test(fromMemory.text) ? "" : "."}`);

@@ -51,6 +51,12 @@ describe("pnpm demo", () => {
     expect((await demo(["--list", "--user", "bob"])).out).toBe("s1\t2 messages\n");
   });
 
+  it("remembers a name told as an introduction, and does not take a mood for one", async () => {
+    expect((await demo(["--session", "grace", "--message", "Hi, I'm Grace"])).out).toContain("Nice to meet you, Grace!");
+    expect((await demo(["--session", "grace", "--message", "I'm tired today"])).out).toContain('You said: "I\'m tired today".');
+    expect((await demo(["--session", "grace", "--message", "Who am I?"])).out).toContain("Your name is Grace.");
+  });
+
   it("sends only the last K turns with --window K", async () => {
     for (const text of ["My name is Grace", "one", "two"]) await demo(["--session", "w", "--message", text]);
     const windowed = await demo(["--session", "w", "--window", "1", "--message", "What is my name?"]);
