@@ -8,7 +8,7 @@ import { createSqliteStore } from "@memoria/sql";
 import { afterAll, describe, expect, it } from "vitest";
 import { combineMemory, windowMemory } from "../src/index.js";
 import { factMemory } from "../src/long-term.js";
-import { memoryModel, recordingChat } from "./helpers.js";
+import { ScriptedLLM, memoryModel, recordingChat } from "./helpers.js";
 
 const root = mkdtempSync(join(tmpdir(), "memoria-background-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -109,4 +109,42 @@ describe("background work", () => {
     expect(stored?.length).toBe(12);
     for (const worker of workers) await worker.store.close();
   }, 60_000);
+});
+
+describe("a background failure, reported by default", () => {
+  it("is one process warning per cause, naming the memory and its model, never a stack trace per turn", async () => {
+    const warnings: Error[] = [];
+    const collect = (warning: Error) => warnings.push(warning);
+    process.on("warning", collect);
+    const errors: unknown[][] = [];
+    const consoleError = console.error;
+    console.error = (...args: unknown[]) => void errors.push(args);
+    try {
+      // A model that answers in prose where the extraction asks for JSON.
+      const prose = Object.assign(new ScriptedLLM(["Sure! Ada lives in Lisbon, I think."]), { model: "prose-model-1" });
+      const facts = factMemory({ model: prose, scope: ["userId"] });
+      const store = createSqliteStore({ path: ":memory:" });
+      const { model } = recordingChat();
+      const chat = new RunnableWithMessageHistory({
+        runnable: model,
+        store,
+        sessionFields: ["userId", "conversationId"],
+        memory: combineMemory(facts, windowMemory({ k: 2 })),
+      });
+      for (let turn = 0; turn < 3; turn += 1) {
+        await chat.invoke([new HumanMessage(`Ada lives in Lisbon, turn ${turn}`)], { configurable: { userId: "ada", conversationId: "c1" } });
+        await facts.idle();
+      }
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      const ours = warnings.filter((warning) => (warning as { code?: string }).code === "MEMORIA_BACKGROUND_WORK");
+      expect(ours).toHaveLength(1);
+      expect(ours[0]?.message).toMatch(/^memoria: the work of the "facts" memory after a turn failed \(model prose-model-1\): \w+/);
+      expect(ours[0]?.message.split("\n")).toHaveLength(1);
+      expect(errors).toEqual([]);
+      await store.close();
+    } finally {
+      process.off("warning", collect);
+      console.error = consoleError;
+    }
+  });
 });

@@ -6,7 +6,8 @@ import { type MemoryPlacement, checkPlacement, memoryMessage } from "../memory-b
 import { type ExtractionModel, FACT_EXTRACTION_PROMPT, canStructure, extractFacts, extractionPrompt } from "./fact-extraction.js";
 import { FACTS_STATE, type FactSource, type StatedFact, forgetFact, rememberFact } from "./fact-edits.js";
 import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain, shownToModel } from "./facts.js";
-import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
+import { modelName } from "../model-name.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
 export const SUBJECT_RESOLUTION_PROMPT = `Which of the known subjects does the user's new message refer to, by name or through words like "she", "he", "it", "there" or "my sister"? Use the recent conversation to tell who is meant.
 
@@ -86,6 +87,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
   const registry = new WorkRegistry<FactsData>(
     {
       name: stateName,
+      model: modelName(options.model),
       batchSize: options.batchSize ?? 20,
       async process(batch) {
         const known = (batch.data?.facts ?? []).filter(holds);
@@ -95,7 +97,7 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
       },
     },
     fields,
-    options.onError ?? reportToConsole,
+    options.onError ?? reportOnce,
   );
 
   async function pick(context: MemoryLoadContext, current: Fact[]): Promise<Fact[]> {

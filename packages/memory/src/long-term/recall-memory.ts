@@ -21,7 +21,7 @@ import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
 import { fuseRankings, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
 import { excerptOf } from "./recall-excerpt.js";
-import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
 export interface RecallMemoryOptions {
   /** Any LangChain embeddings (OpenAIEmbeddings, …; HashingEmbeddings offline). */
@@ -201,7 +201,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       },
     },
     fields,
-    options.onError ?? reportToConsole,
+    options.onError ?? reportOnce,
   );
 
   function workFor(context: Pick<MemoryLoadContext, "store" | "sessionKey">) {

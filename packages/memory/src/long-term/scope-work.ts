@@ -35,6 +35,8 @@ export interface ScopeBatch<D> {
 export interface ScopeJob<D> {
   /** The state name of the scope record (one per memory kind). */
   readonly name: string;
+  /** The model the work asks, by name, for failure reports. */
+  readonly model?: string;
   /** The most messages handed over at once. */
   readonly batchSize: number;
   process(batch: ScopeBatch<D>): Promise<D>;
@@ -46,12 +48,35 @@ export interface ScopeJob<D> {
   holds?(data: D, store: HistoryStore): Promise<boolean>;
 }
 
-/** Where a background failure is reported: a failed batch is not marked done, so the next turn, `resume` or restart tries it again. */
-export type BackgroundErrorHandler = (error: unknown, context: { scope: SessionKeyFilter; session?: SessionKey; memory: string }) => void;
+/**
+ * Where a background failure is reported: a failed batch is not marked done, so the next
+ * turn, `resume` or restart tries it again. `model` names the model the work asked, where
+ * it asks one.
+ */
+export type BackgroundErrorHandler = (error: unknown, context: { scope: SessionKeyFilter; session?: SessionKey; memory: string; model?: string }) => void;
 
-/** The default `onError`: says which memory failed, and that the work is tried again. */
-export const reportToConsole: BackgroundErrorHandler = (error, { memory }) =>
-  console.error(`memoria: ${memory} background work failed; it is retried with the next turn.`, error);
+/** Causes already reported by the default handler in this process. */
+const reported = new Set<string>();
+
+/**
+ * The default `onError`: one line, once per cause (the memory, its model, the error's
+ * kind), as a process warning with code `MEMORIA_BACKGROUND_WORK`: what failed, that it is
+ * retried, and what to do. A model that keeps answering in a form the work cannot read
+ * would otherwise print the same stack trace on every turn.
+ */
+export const reportOnce: BackgroundErrorHandler = (error, { memory, model }) => {
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const kind = error instanceof Error ? `${error.name}${code ? ` ${String(code)}` : ""}` : typeof error;
+  const cause = `${memory}|${model ?? ""}|${kind}`;
+  if (reported.has(cause)) return;
+  reported.add(cause);
+  const said = (error instanceof Error ? error.message : String(error)).split("\n")[0]?.slice(0, 200);
+  process.emitWarning(
+    `memoria: the work of the "${memory}" memory after a turn failed${model ? ` (model ${model})` : ""}: ${kind}: ${said}. It is retried with the next turn, and this is said once per cause: ` +
+      "if the model cannot answer in the form asked (tool calls or JSON), give this memory one that can; pass onError to handle failures yourself.",
+    { code: "MEMORIA_BACKGROUND_WORK" },
+  );
+};
 
 /** How many caught-up scopes a process remembers. */
 const CAUGHT_UP_LIMIT = 10_000;
@@ -166,7 +191,7 @@ export class ScopeWork<D> {
         await this.#pass(queue);
       } catch (error) {
         try {
-          this.#onError(error, { scope: queue.scope, memory: this.#job.name });
+          this.#onError(error, { scope: queue.scope, memory: this.#job.name, ...(this.#job.model ? { model: this.#job.model } : {}) });
         } catch {
           // a throwing hook must not turn a background failure into an unhandled rejection
         }

@@ -7,7 +7,8 @@ import { quoteText } from "../quoting.js";
 import { textOf } from "../summarizer.js";
 import { type ExtractionModel, askForJson, canStructure } from "./fact-extraction.js";
 import { PROFILE_STATE, type ProfileData } from "./profile-edits.js";
-import { type BackgroundErrorHandler, WorkRegistry, reportToConsole } from "./scope-work.js";
+import { modelName } from "../model-name.js";
+import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
 export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
 
@@ -74,6 +75,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
   const registry = new WorkRegistry<ProfileData>(
     {
       name: options.stateName ?? PROFILE_STATE,
+      model: modelName(options.model),
       batchSize: options.batchSize ?? 20,
       async process(batch) {
         const current = fresh(batch.data, batch.now);
@@ -88,7 +90,7 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
       },
     },
     fields,
-    options.onError ?? reportToConsole,
+    options.onError ?? reportOnce,
   );
 
   return {
