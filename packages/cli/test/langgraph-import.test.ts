@@ -9,13 +9,25 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { serializeMessage } from "@memoria/core";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
+import { AIMessage } from "@langchain/core/messages";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { MemoriaSaver } from "@memoria/langgraph";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { echoGraph } from "./echo-graph.js";
-import { MemoriaSaver } from "../src/index.js";
 
 /** `memoria import --from langgraph-sqlite | langgraph-postgres`, run as a user runs the command. */
-const cliBin = join(import.meta.dirname, "../../cli/dist/bin.js");
-const run = (args: string[]) => promisify(execFile)(process.execPath, [cliBin, ...args]);
+const bin = join(import.meta.dirname, "..", "src", "bin.ts");
+const run = (args: string[]) => promisify(execFile)(process.execPath, ["--import", "tsx", bin, ...args]);
+
+/** A graph whose one node echoes the last message, with a stable id per reply. */
+function echoGraph(checkpointer: BaseCheckpointSaver) {
+  return new StateGraph(MessagesAnnotation)
+    .addNode("reply", (state) => ({
+      messages: [new AIMessage({ content: `echo: ${(state.messages.at(-1) as BaseMessage).content}`, id: `ai-${state.messages.length}` })],
+    }))
+    .addEdge(START, "reply")
+    .addEdge("reply", END)
+    .compile({ checkpointer });
+}
 const dir = mkdtempSync(join(tmpdir(), "memoria-langgraph-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
