@@ -42,19 +42,23 @@ export function dataCommands(program: Command): void {
         async ({ store }) => {
           const out: Writable = options.out ? createWriteStream(options.out, { mode: 0o600 }) : process.stdout;
           let sessions = 0;
+          let scopeRecords = 0;
           let messages = 0;
           await writeLine(out, headerLine());
           for await (const key of sessionsOf(store, filter)) {
             const snapshot = await readSnapshot(store, key);
             for (const line of snapshotLines(snapshot)) await writeLine(out, line);
-            sessions++;
+            // Counted as `stats` counts them: a scope record is a user's long-term memory, not a conversation.
+            if (isScopeKey(key)) scopeRecords++;
+            else sessions++;
             messages += snapshot.messages.length;
           }
           if (options.out) {
             out.end();
             await once(out, "finish");
           }
-          process.stderr.write(`exported ${counted(sessions, "session")}, ${counted(messages, "message")}\n`);
+          const records = scopeRecords ? `, ${counted(scopeRecords, "scope record")} (long-term memory)` : "";
+          process.stderr.write(`exported ${counted(sessions, "session")}, ${counted(messages, "message")}${records}\n`);
         },
         { keys: options.keys },
       );
