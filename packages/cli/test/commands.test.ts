@@ -244,7 +244,9 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
     const stats = await memoria(["stats", "--store", url, "--user", "cleo", "--json"]);
     expect(JSON.parse(stats.stdout)).toMatchObject({ sessions: 1, messages: 1, scopeRecords: 1 });
     const file = join(dir, `${tag()}.jsonl`);
-    expect((await memoria(["export", "--store", url, "--user", "cleo", "--out", file])).stderr).toBe("exported 1 session, 1 message, 1 scope record (long-term memory)\n"); // counted as stats counts
+    expect((await memoria(["export", "--store", url, "--user", "cleo", "--out", file])).stderr).toBe(
+      "exported 1 session, 1 message, 1 scope record (long-term memory)\n", // counted as stats counts
+    );
     const target = `sqlite:${join(dir, `${tag()}.db`)}`;
     expect((await memoria(["import", file, "--store", target])).code).toBe(0);
     const copy = (await openStore(target)).store;
