@@ -84,6 +84,15 @@ describe.each(STORES)("memoryTools on %s", (_name, makeStore) => {
     await store.close();
   });
 
+  it("says a fact told outside any conversation (as the MCP server's calls are) came through a tool, naming no conversation", async () => {
+    const { tools } = setup();
+    const scopeOnly = { configurable: { userId: "ada" } };
+    await call(tools, "remember", { subject: "Ada", statement: "Ada plays the cello" }, scopeOnly);
+    const found = String((await call(tools, "search_memory", { query: "cello" }, scopeOnly)).content);
+    expect(found).toMatch(/- \[f1\] Ada plays the cello \(about Ada; since \d{4}-\d\d-\d\d; told through a memory tool\)/);
+    expect(found).not.toContain("memoriaScope");
+  });
+
   it("pages through the user's own conversations only: another user's or a scope record is refused", async () => {
     const { store, tools } = setup();
     const c1 = { userId: "ada", conversationId: "c1" };

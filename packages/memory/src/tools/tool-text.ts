@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { JsonValue } from "@memoria/core";
+import { type JsonValue, SCOPE_FIELD } from "@memoria/core";
 import { contentWords } from "@memoria/recall";
 import type { Fact } from "../long-term/facts.js";
 import { isoDay } from "../long-term/recall-excerpt.js";
@@ -23,7 +23,11 @@ export function factLine(fact: Fact): string {
     fact.until === undefined
       ? `since ${isoDay(fact.since)}`
       : `${isoDay(fact.since)} to ${isoDay(fact.until)}${fact.replacedBy ? `, replaced by ${fact.replacedBy}` : ""}`;
-  return `- [${fact.id}] ${quoteItem(fact.statement)} (about ${quoteItem(fact.subject)}; ${when}; from conversation ${quoteItem(fact.source.session)}, message ${fact.source.message})`;
+  // A fact told through a tool outside any conversation names the user's scope record, which is no conversation.
+  const from = fact.source.session.split("&").some((pair) => pair.startsWith(`${SCOPE_FIELD}=`))
+    ? "told through a memory tool"
+    : `from conversation ${quoteItem(fact.source.session)}, message ${fact.source.message}`;
+  return `- [${fact.id}] ${quoteItem(fact.statement)} (about ${quoteItem(fact.subject)}; ${when}; ${from})`;
 }
 
 /** What `search_memory` answers: the facts that hold, those that held before when asked for, and recalled passages. */

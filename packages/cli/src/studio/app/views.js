@@ -201,15 +201,21 @@ function FactItem({ fact, onOpen, onWithdraw }) {
     : fact.until
       ? `${fact.since.slice(0, 10)} to ${fact.until.slice(0, 10)}`
       : `since ${fact.since.slice(0, 10)}`;
-  const source = fact.source.session
-    .split("&")
+  const pairs = fact.source.session.split("&");
+  // A fact a memory tool (or the MCP server) was told outside any conversation names the user's scope record: no conversation to open.
+  const toldDirectly = pairs.some((pair) => pair.startsWith("memoriaScope="));
+  const source = pairs
     .filter((pair) => !pair.startsWith("userId="))
     .map(decodeURIComponent)
     .join(" ");
   return html`<li class="fact">
     <span>${fact.statement}</span>
     <span class="meta">${fact.subject} · ${held}${fact.replacedBy ? ` · replaced by ${fact.replacedBy}` : ""}</span>
-    <button class="link" onClick=${() => onOpen(fact.source.session, fact.source.message)}>from ${source}, message #${fact.source.message + 1}</button>
+    ${
+      toldDirectly
+        ? html`<span class="meta">told through a memory tool, outside a conversation</span>`
+        : html`<button class="link" onClick=${() => onOpen(fact.source.session, fact.source.message)}>from ${source}, message #${fact.source.message + 1}</button>`
+    }
     ${onWithdraw && html`<button class="danger small" onClick=${() => onWithdraw(fact)}>Withdraw</button>`}
   </li>`;
 }
