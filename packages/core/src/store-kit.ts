@@ -42,10 +42,7 @@ export {
   StoreClosedError,
   type TurnLock,
   SEALED_ROLE,
-  listLimit,
   namedValues,
-  readWindow,
-  refuseSealed,
   requireFilterField,
   stateName,
   stateValue,
@@ -53,7 +50,7 @@ export {
   turnIdOf,
 } from "./history-store.js";
 export type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "./turn-hints.js";
-export { type JsonValue, cloneJson, toJsonValue } from "./json-value.js";
+export { type JsonValue, toJsonValue } from "./json-value.js";
 export { stateEntries, writeStates } from "./state-writes.js";
 export {
   type SessionKey,
@@ -63,10 +60,9 @@ export {
   decodeSessionKey,
   encodeSessionKey,
   keyMatches,
-  sessionKeyId,
   validateSessionFields,
 } from "./session-key.js";
-export { checkScopeFields, listedBy, withoutScopes } from "./scope-key.js";
+export { checkScopeFields } from "./scope-key.js";
 export { IntegrityError } from "./access.js";
 export {
   CODEC_VERSION,
@@ -74,7 +70,6 @@ export {
   type StoredMessageType,
   encodeMessage,
   encodeMessages,
-  encodePayloads,
   serializeMessage,
   toStoredText,
 } from "./message-codec.js";
@@ -87,15 +82,10 @@ export {
   afterCursor,
   byRecent,
   checkInfoPatch,
-  parseRecentCursor,
-  recentCursor,
-  recentPage,
-  sessionInfo,
 } from "./session-info.js";
-export { type TailReplacement, changedUnderEdit, checkCut, checkTail } from "./message-edits.js";
+export { type TailReplacement, checkTail } from "./message-edits.js";
 export { StoreChatMessageHistory } from "./store-chat-history.js";
-export { type PolledLock, lockTimes, pollForLock, withLockedRead } from "./lock-polling.js";
-export { LocalLeases } from "./local-leases.js";
+export { type PolledLock, lockTimes, pollForLock } from "./lock-polling.js";
 export { SessionLocks } from "./turn-lock.js";
 export { loadPeerDependency } from "./load-peer.js";
 export { randomId } from "./random-id.js";

@@ -1,7 +1,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { createInMemoryStore, createSessionKey } from "../src/index.js";
-import { LocalLeases } from "../src/store-kit.js";
+import { LocalLeases } from "../src/local-leases.js";
 
 const key = createSessionKey({ sessionId: "s" });
 

@@ -10,7 +10,8 @@ import {
 } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { InvalidMessageError, MemoriaError, SEALED_ROLE, createInMemoryStore, decodeMessage, encodeMessage, serializeMessage } from "../src/index.js";
-import { decodeFrozenMessage, decodeMessages, encodePayloads, toStoredText } from "../src/store-kit.js";
+import { encodePayloads } from "../src/message-codec.js";
+import { decodeFrozenMessage, decodeMessages, toStoredText } from "../src/store-kit.js";
 import { type JsonValue, jsonBytesAtMost } from "../src/json-value.js";
 // The testkit's fixture, by path: core cannot depend on the testkit (it depends on core).
 import { everyKindOfMessage, fieldsOf } from "../../testkit/src/fixtures.js";

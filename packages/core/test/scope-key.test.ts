@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidSessionKeyError, SCOPE_FIELD, createSessionKey, scopeFilterOf, scopeKeyOf } from "../src/index.js";
-import { checkScopeFields, listedBy, validateSessionFields, withoutScopes } from "../src/store-kit.js";
+import { listedBy, withoutScopes } from "../src/scope-key.js";
+import { checkScopeFields, validateSessionFields } from "../src/store-kit.js";
 
 describe("scope keys", () => {
   it("names a scope record by the scope's fields, in a canonical order", () => {

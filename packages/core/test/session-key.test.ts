@@ -9,7 +9,8 @@ import {
   keyMatches,
   sessionKeyFromConfig,
 } from "../src/index.js";
-import { sessionKeyId, validateSessionFields } from "../src/store-kit.js";
+import { sessionKeyId } from "../src/session-key.js";
+import { validateSessionFields } from "../src/store-kit.js";
 
 describe("session keys", () => {
   it("reads the named fields from configurable, in field order", () => {
