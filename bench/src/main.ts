@@ -2,7 +2,8 @@
  * `pnpm bench [--quick] [--only W1,W2,…]`: memoria against LangChain.js in one run,
  * on the same servers, interleaved. Full runs write bench/results/latest.md and
  * bench/results/latency.svg; --quick (CI's smoke run) writes bench/results/quick.md;
- * --only writes bench/results/<workloads>.md (e.g. W7.md).
+ * --only writes bench/results/<workloads>.md (e.g. W7.md); --out FILE writes the report
+ * there instead.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem, type as osType, release } from "node:os";
@@ -29,7 +30,13 @@ import { type Settings, ceilings, concurrentTurns, memoryFootprint } from "./wor
 import { wrapperCost } from "./wrapper-cost.js";
 
 const { values } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string" }, sizes: { type: "string" }, stores: { type: "string" } },
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    sizes: { type: "string" },
+    stores: { type: "string" },
+    out: { type: "string" },
+  },
 });
 const quick = values.quick as boolean;
 const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
@@ -122,7 +129,7 @@ try {
           log,
         );
     sections.push(...latencySections(points, flatness, quick));
-    if (!quick && values.only === undefined) writeFileSync(join(results, "latency.svg"), latencyChart(points));
+    if (!quick && values.only === undefined && values.out === undefined) writeFileSync(join(results, "latency.svg"), latencyChart(points));
   }
 
   if (only.has("W4")) {
@@ -275,5 +282,6 @@ const report = `${[...header, ...sections].join("\n")}\n`;
 // A run of some workloads only (--only) writes its own file, leaving the full run's report whole.
 const partial =
   values.only === undefined && !values.sizes && !storeFilter ? undefined : [...only].sort().join("-") + (values.sizes || storeFilter ? "-narrowed" : "");
-writeFileSync(join(results, quick ? "quick.md" : partial ? `${partial}.md` : "latest.md"), report);
+// --out writes the report there instead, leaving results/ as it is (what `compare` runs).
+writeFileSync(values.out ?? join(results, quick ? "quick.md" : partial ? `${partial}.md` : "latest.md"), report);
 console.log(`\n${report}`);
