@@ -11,6 +11,8 @@ const QUICK_SAMPLING =
 const WHAT: Record<RowKind, string> = {
   "turn, whole history":
     "One turn (read, model, save) with the default strategy, which reads the whole history: memoria's default, and the only strategy LangChain's wrapper has. The ceiling is the bare engine doing the same work with nothing around it: it reads the whole session (into LangChain messages), calls the same model with it and the input (through LangChain's `invoke`), and appends the input and the answer durably.",
+  "turn, prompt":
+    "One turn of the README's quick start: a prompt (a system message, `MessagesPlaceholder(\"history\")`, the question) piped into the model, the wrapper given `inputMessagesKey` and `historyMessagesKey`, with the default strategy (the whole history). LangChain's wrapper reads the history once in this mode (twice without `historyMessagesKey`). The ceiling is the bare engine's whole-history turn, as above.",
   "turn, last 20":
     "One turn with `windowMemory({ k: 10 })`: memoria reads the last 20 messages. LangChain's wrapper cannot window its reads (compare with its whole-history turn above). The ceiling reads the last 20, calls the model and appends two.",
   "read, whole history":
@@ -52,6 +54,8 @@ export function latencySections(points: LengthPoint[], flatness: Flatness[], qui
     `## W2: turn latency against session length\n\n${sampling} PostgreSQL runs with the server's defaults (fsync and synchronous_commit on), so every commit reaches the disk; LangChain's PostgreSQL table was given an index on \`session_id\` (it creates none). LangChain's file history keeps every session of a process in one JSON file rewritten on every message; it is measured up to 1,000 messages. MongoDB runs on the wire-compatible test server (no mongod here), whose queries scan the collection, so it stops at 1,000 messages and has no ceiling; LangChain's MongoDB history cannot run there (it appends with \`$push\`). MySQL runs on MariaDB as started by \`@memoria/testkit/servers\` with InnoDB's defaults (a commit is flushed), in the full run only; LangChain.js has no MySQL history. memoria's server-store turn also takes and releases the cross-process turn lock: PostgreSQL 2 round trips (one query takes the lock and reads, one statement appends and releases; counted in \`packages/sql/test/postgres-turn.test.ts\`), Redis 2 round trips (one script takes the lock and reads; counted in \`packages/redis/test/redis-specific.test.ts\`).\n`,
     `### Default strategy (whole history)\n\n${WHAT["turn, whole history"]}\n`,
     rowTable(points, "turn, whole history"),
+    `\n### A prompt with historyMessagesKey (whole history)\n\n${WHAT["turn, prompt"]}\n`,
+    rowTable(points, "turn, prompt"),
     `\n### A window of 20\n\n${WHAT["turn, last 20"]}\n`,
     rowTable(points, "turn, last 20"),
     `\n## W3: reads against session length\n\n${sampling}\n\n### The whole history\n\n${WHAT["read, whole history"]}\n`,

@@ -3,8 +3,8 @@ import type { Side, StoreKind } from "./systems.js";
 import type { Settings } from "./workloads.js";
 
 /** What one row measures. */
-export type RowKind = "turn, whole history" | "turn, last 20" | "read, whole history" | "read, last 20";
-export const ROW_KINDS: RowKind[] = ["turn, whole history", "turn, last 20", "read, whole history", "read, last 20"];
+export type RowKind = "turn, whole history" | "turn, prompt" | "turn, last 20" | "read, whole history" | "read, last 20";
+export const ROW_KINDS: RowKind[] = ["turn, whole history", "turn, prompt", "turn, last 20", "read, whole history", "read, last 20"];
 
 /** One row: medians in ms of memoria, LangChain (where it has the row) and the bare engine. */
 export interface LengthPoint {
@@ -42,6 +42,11 @@ function contenders(kind: StoreKind, row: RowKind, turnId: string, readId: strin
     case "turn, whole history":
       entries.push(["memoria", () => ours.turnWhole(`t-${turnId}`)]);
       if (langchain) entries.push(["langchain", () => langchain.turn(`t-${turnId}`)]);
+      if (bare) entries.push(["ceiling", () => bare.turn(`t-${turnId}`)]);
+      break;
+    case "turn, prompt":
+      entries.push(["memoria", () => ours.turnPrompt(`t-${turnId}`)]);
+      if (langchain) entries.push(["langchain", () => langchain.turnPrompt(`t-${turnId}`)]);
       if (bare) entries.push(["ceiling", () => bare.turn(`t-${turnId}`)]);
       break;
     case "turn, last 20":

@@ -6,6 +6,8 @@ import { PostgresChatMessageHistory } from "@langchain/community/stores/message/
 import { RedisChatMessageHistory } from "@langchain/community/stores/message/ioredis";
 import { type BaseChatMessageHistory, InMemoryChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, type BaseMessage, HumanMessage, mapChatMessagesToStoredMessages } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import type { ChatPromptValueInterface } from "@langchain/core/prompt_values";
 import { RunnableLambda, RunnableWithMessageHistory as LangChainWrapper } from "@langchain/core/runnables";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, createInMemoryStore } from "@memoria/core";
 import { createFileStore } from "@memoria/file";
@@ -19,6 +21,14 @@ import { type BareEngine, bareFile, bareMemory, bareMysql, barePostgres, bareRed
 
 /** A model that costs nothing, so a turn measures the memory layer. */
 export const trivialModel = RunnableLambda.from((messages: BaseMessage[]) => new AIMessage(`ok ${messages.length}`));
+
+/** The README's quick start prompt, into the trivial model. */
+const promptChain = ChatPromptTemplate.fromMessages([
+  ["system", "You are a helpful assistant."],
+  new MessagesPlaceholder("history"),
+  ["human", "{question}"],
+]).pipe(RunnableLambda.from((value: ChatPromptValueInterface) => new AIMessage(`ok ${value.toChatMessages().length}`)));
+const PROMPT_KEYS = { inputMessagesKey: "question", historyMessagesKey: "history" } as const;
 
 /** `count` alternating human / AI messages of about 60 characters. */
 export function conversation(count: number, from = 0): BaseMessage[] {
@@ -45,6 +55,8 @@ export interface Side {
   turn(sessionId: string): Promise<void>;
   /** One turn with the default strategy, which reads the whole history (memoria's default; LangChain's only one). */
   turnWhole(sessionId: string): Promise<void>;
+  /** The same turn through a prompt: `MessagesPlaceholder("history")` and `{question}`, with `inputMessagesKey` and `historyMessagesKey` (the README's quick start). */
+  turnPrompt(sessionId: string): Promise<void>;
   /** The last 20 messages of the session. */
   readLast20(sessionId: string): Promise<BaseMessage[]>;
   /** The session's messages, in order. */
@@ -78,6 +90,7 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
   const last20: MemoryStrategy = windowMemory({ k: 10 });
   const chain = new RunnableWithMessageHistory({ runnable: trivialModel, store, memory: last20 });
   const wholeChain = new RunnableWithMessageHistory({ runnable: trivialModel, store });
+  const promptTurns = new RunnableWithMessageHistory({ runnable: promptChain, store, ...PROMPT_KEYS });
   const seedStore = seeding.store ?? store;
   const batch = seeding.turnSize ?? BATCH;
   return {
@@ -91,6 +104,9 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
     async turnWhole(sessionId) {
       await wholeChain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
     },
+    async turnPrompt(sessionId) {
+      await promptTurns.invoke({ question: "and what now?" }, { configurable: { sessionId } });
+    },
     readLast20: (sessionId) => store.read({ sessionId }, { last: 20 }),
     readAll: (sessionId) => store.read({ sessionId }),
     wrapper: (runnable) => new RunnableWithMessageHistory({ runnable, store }),
@@ -100,6 +116,7 @@ export function memoriaSide(store: HistoryStore, seeding: { store?: HistoryStore
 
 function langchainSide(history: (sessionId: string) => BaseChatMessageHistory, seed: Side["seed"], close: () => Promise<void>): Side {
   const chain = new LangChainWrapper({ runnable: trivialModel, getMessageHistory: history });
+  const promptTurns = new LangChainWrapper({ runnable: promptChain, getMessageHistory: history, ...PROMPT_KEYS });
   const turn = async (sessionId: string) => {
     await chain.invoke([new HumanMessage("and what now?")], { configurable: { sessionId } });
   };
@@ -108,6 +125,9 @@ function langchainSide(history: (sessionId: string) => BaseChatMessageHistory, s
     clear: (sessionId) => history(sessionId).clear(),
     turn,
     turnWhole: turn,
+    async turnPrompt(sessionId) {
+      await promptTurns.invoke({ question: "and what now?" }, { configurable: { sessionId } });
+    },
     // LangChain's histories can only read everything; a window is a slice of it.
     readLast20: async (sessionId) => (await history(sessionId).getMessages()).slice(-20),
     readAll: (sessionId) => history(sessionId).getMessages(),
