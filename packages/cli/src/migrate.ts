@@ -13,7 +13,14 @@ export interface MigrateOptions {
   verify: boolean;
 }
 
-/** A bar on a terminal; elsewhere (a log, a test) a plain line every `every` sessions. */
+/** How often a copy without a terminal says how far it got. */
+const LOG_EVERY_MS = 10_000;
+
+/**
+ * A bar on a terminal; elsewhere (a log, a pipe) a line at each tenth of a copy of 50
+ * sessions or more, or after ten seconds without one, and one at the end: a line per
+ * session was the log's whole length.
+ */
 function progress(label: string, total: number) {
   if (process.stderr.isTTY) {
     const bar = new cliProgress.SingleBar({ format: `${label} [{bar}] {value}/{total} sessions`, stream: process.stderr }, cliProgress.Presets.shades_classic);
@@ -21,11 +28,15 @@ function progress(label: string, total: number) {
     return { tick: () => bar.increment(), stop: () => bar.stop() };
   }
   let done = 0;
-  const every = Math.max(1, Math.ceil(total / 20));
+  let said = Date.now();
+  const every = total >= 50 ? Math.ceil(total / 10) : total;
   return {
     tick: () => {
       done++;
-      if (done % every === 0 || done === total) process.stderr.write(`${label}: ${done}/${total} sessions\n`);
+      if (done % every === 0 || done === total || Date.now() - said >= LOG_EVERY_MS) {
+        said = Date.now();
+        process.stderr.write(`${label}: ${done}/${total} sessions\n`);
+      }
     },
     stop: () => {},
   };

@@ -97,6 +97,16 @@ describe("memoria migrate", () => {
     }
   }, 900_000);
 
+  it("without a terminal, a small copy says how far it got once, not once a session", async () => {
+    const from = `sqlite:${join(dir, "few-from.db")}`;
+    const { store } = await openStore(from, { create: true });
+    for (let i = 0; i < 5; i++) await store.append({ sessionId: `s${i}` }, [new HumanMessage(`hello ${i}`)]);
+    await store.close();
+    const done = await memoria(migrateArgs(from, `sqlite:${join(dir, "few-to.db")}`));
+    expect(done.code).toBe(0);
+    expect(done.stderr.split("\n").filter((line) => line.startsWith("copying"))).toEqual(["copying: 5/5 sessions"]);
+  });
+
   it("recall on the target finds what was said before the migration: the copied progress names the source's index, so the target indexes the scope again", async () => {
     const [from, to] = [`sqlite:${join(dir, "recall-from.db")}`, `sqlite:${join(dir, "recall-to.db")}`];
     const scope = { userId: "ada" };
