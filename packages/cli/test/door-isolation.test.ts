@@ -4,9 +4,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { HistoryStore } from "@memoria/core";
-import { type DoorSetup, doorIsolationSuite } from "@memoria/testkit";
+import { type DoorSetup, doorIsolationSuite, memoryToolsUser } from "@memoria/testkit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, inject } from "vitest";
@@ -24,34 +23,19 @@ const mcpDoor: DoorSetup = {
     const client = new Client({ name: "isolation", version: "1.0.0" });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
-    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
-    return {
-      async write(secret) {
-        await store.append({ userId, conversationId: "c1" }, [new HumanMessage(`c1 says ${secret}`), new AIMessage("noted")]);
-        await call("remember", { subject: "user", statement: `the fact ${secret}` });
-        await call("update_profile", { field: "note", value: `profile ${secret}` });
-      },
-      async read() {
-        const seen: unknown[] = [];
-        for (const query of ["fact", "alicesecret", "bobsecret", "profile"]) seen.push(await call("search_memory", { query, include_past: true }));
-        for (const conversation of ["conversationId=c1", `conversationId=c1&userId=${userId}`]) seen.push(await call("read_conversation", { conversation }));
+    return memoryToolsUser(store, userId, (name, args) => client.callTool({ name, arguments: args }), {
+      // The server's own reads: the scope's conversations as resources, and one named without the scope.
+      async reads() {
         const { resources } = await client.listResources();
-        seen.push(resources);
-        for (const resource of resources) seen.push(await client.readResource({ uri: resource.uri }));
-        seen.push(await client.readResource({ uri: conversationUri("conversationId=c1") }).catch((error: Error) => error.message));
-        return JSON.stringify(seen);
+        const read = await Promise.all(resources.map((resource) => client.readResource({ uri: resource.uri })));
+        const unscoped = await client.readResource({ uri: conversationUri("conversationId=c1") }).catch((error: Error) => error.message);
+        return [resources, ...read, unscoped];
       },
-      async change() {
-        await call("remember", { subject: "user", statement: "a correction", replaces: ["f1"] });
-        await call("update_profile", { field: "note", value: "changed" });
-        await call("forget", { id: "f1" });
-        await call("forget", { id: "f2" });
-      },
-      close: async () => {
+      async close() {
         await client.close();
         await server.close();
       },
-    };
+    });
   },
 };
 

@@ -25,5 +25,5 @@ export { HOSTILE_BUT_VALID_IDS, INVALID_IDS, sessionsSuite } from "./suites/sess
 export { conversationsSuite } from "./suites/conversations.js";
 export { editsSuite } from "./suites/edits.js";
 export { scopesSuite } from "./suites/scopes.js";
-export { type DoorSetup, type UserDoor, doorIsolationSuite } from "./suites/door-isolation.js";
+export { type DoorSetup, type ToolCall, type UserDoor, doorIsolationSuite, memoryToolsUser } from "./suites/door-isolation.js";
 export { appendsSuite, compactionSuite, expirySuite, fencingSuite, interopSuite, messagesSuite, stateSuite };

@@ -1,3 +1,4 @@
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { type HistoryStore, type JsonValue, everySession, serializeMessage } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { useStore } from "../harness.js";
@@ -24,6 +25,49 @@ export interface DoorSetup {
   name: string;
   /** The door over `store` for `userId`. Every user names their threads, items, conversations and chats alike. */
   open(store: HistoryStore, userId: string): UserDoor | Promise<UserDoor>;
+}
+
+/** Runs one memory tool (`search_memory`, `remember`, …) as the door binds it for one user. */
+export type ToolCall = (name: string, args: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * The memory tools as one user's door, whichever way they are reached (LangChain tools
+ * bound by the call's config, an MCP client bound by the server's scope): a conversation
+ * as an app's turn stores it, then every tool that writes, reads or changes, with the fact
+ * ids and conversation names every user shares. `extra` adds reads of the door's own (MCP
+ * resources) and a close.
+ */
+export function memoryToolsUser(
+  store: HistoryStore,
+  userId: string,
+  call: ToolCall,
+  extra: { reads?: () => Promise<unknown[]>; close?: () => Promise<void> } = {},
+): UserDoor {
+  let said = "";
+  return {
+    async write(secret) {
+      said = secret;
+      await store.append({ userId, conversationId: "c1" }, [new HumanMessage(`c1 says ${secret}`), new AIMessage("noted")]);
+      await call("remember", { subject: "user", statement: `the fact ${secret}` });
+      await call("update_profile", { field: "note", value: `profile ${secret}` });
+    },
+    async read() {
+      const seen: unknown[] = [];
+      // "fact" and "profile" match both users' words: only the caller's may come back.
+      for (const query of ["fact", "profile", said]) seen.push(await call("search_memory", { query, include_past: true }));
+      for (const conversation of ["conversationId=c1", "c1", `conversationId=c1&userId=${userId}`])
+        seen.push(await call("read_conversation", { conversation }));
+      seen.push(...((await extra.reads?.()) ?? []));
+      return JSON.stringify(seen);
+    },
+    async change() {
+      await call("remember", { subject: "user", statement: "a correction", replaces: ["f1"] });
+      await call("update_profile", { field: "note", value: "changed" });
+      await call("forget", { id: "f1" });
+      await call("forget", { id: "f2" });
+    },
+    ...(extra.close ? { close: extra.close } : {}),
+  };
 }
 
 /** Everything the store holds of a user (conversations and scope records), as text to compare. */
@@ -59,7 +103,10 @@ export function doorIsolationSuite(setup: StoreSuiteSetup, door: DoorSetup): voi
       const bob = await door.open(store(), ids.bob);
       await alice.write(secrets.alice);
       await bob.write(secrets.bob);
-      return { alice, bob, ids, secrets, close: async () => void (await Promise.all([alice.close?.(), bob.close?.()])) };
+      const close = async () => {
+        await Promise.all([alice.close?.(), bob.close?.()]);
+      };
+      return { alice, bob, ids, secrets, close };
     }
 
     it("reads back each user's own data, and none of the other's, through every read", async () => {
