@@ -11,7 +11,10 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const [pkg, script, ...args] = process.argv.slice(2);
 
-/** Runs a command to its end: its exit code (128 + the signal's number when a signal ended it) and, when captured, its output. */
+/** A child's exit as a process exit code: its own, or 128 + the signal's number when a signal ended it. */
+const exitCodeOf = (code, signal) => code ?? 128 + ({ SIGINT: 2, SIGTERM: 15 }[signal] ?? 1);
+
+/** Runs a command to its end: its exit code and, when captured, its output. */
 function run(command, commandArgs, options) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, commandArgs, options);
@@ -23,7 +26,7 @@ function run(command, commandArgs, options) {
       output += chunk;
     });
     child.once("error", reject);
-    child.once("close", (code, signal) => resolve({ code: code ?? 128 + ({ SIGINT: 2, SIGTERM: 15 }[signal] ?? 1), output }));
+    child.once("close", (code, signal) => resolve({ code: exitCodeOf(code, signal), output }));
   });
 }
 
@@ -56,4 +59,4 @@ const child = spawn(process.execPath, ["--import", "tsx", join(root, script), ..
 });
 process.on("SIGINT", () => {});
 process.on("SIGTERM", () => child.kill("SIGTERM"));
-child.once("close", (code, signal) => process.exit(code ?? 128 + ({ SIGINT: 2, SIGTERM: 15 }[signal] ?? 1)));
+child.once("close", (code, signal) => process.exit(exitCodeOf(code, signal)));

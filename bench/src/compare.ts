@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { median } from "./measure.js";
 import { type ReportCell, cellId, reportCells } from "./report-tables.js";
 
 const { values } = parseArgs({
@@ -45,11 +46,6 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-};
 const baseline = new Map(reportCells(readFileSync(baselineFile, "utf8")).map((cell) => [cellId(cell), cell]));
 const byCell = new Map<string, { cell: ReportCell; values: number[] }>();
 for (const cells of fresh) {
