@@ -150,6 +150,7 @@ describe("memoria mcp, hardened", () => {
     const { store } = await openStore(`sqlite:${join(dir, "hardened.db")}`, { create: true });
     const logged: unknown[] = [];
     const token = "Bearer a-token-of-enough-length";
+    let asked = 0; // requests the server has taken to scopeOf with the token
     const http = await startMcpHttp({
       store,
       maxOpenPerCaller: 3,
@@ -157,7 +158,9 @@ describe("memoria mcp, hardened", () => {
       onError: (error) => logged.push(error),
       scopeOf: (request) => {
         if (request.headers.authorization === "Bearer throw") throw new Error("connect postgres://admin:s3cret@db/prod failed");
-        return request.headers.authorization === token ? { userId: "ada" } : undefined;
+        if (request.headers.authorization !== token) return undefined;
+        asked += 1;
+        return { userId: "ada" };
       },
     });
     try {
@@ -173,11 +176,17 @@ describe("memoria mcp, hardened", () => {
       expect((await send(endpoint, "POST", { authorization: token, origin: `http://${endpoint.host}` })).status).toBe(200);
 
       // Three requests whose bodies never end hold the caller's three places; a fourth waits its turn (429).
-      const held = await Promise.all([0, 1, 2].map(() => holdOpen(endpoint, token)));
+      const before = asked;
+      const held = [0, 1, 2].map(() => holdOpen(endpoint, token));
+      await until(() => asked === before + 3); // the server has taken all three in
+      await new Promise((resolve) => setImmediate(resolve)); // and counted them
       expect((await send(endpoint, "POST", { authorization: token })).status).toBe(429);
       for (const request of held) request.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect((await send(endpoint, "POST", { authorization: token })).status).toBe(200);
+      // Once the server has seen a held request close, its place is free again.
+      let status = 429;
+      for (const deadline = Date.now() + 10_000; status === 429 && Date.now() < deadline; )
+        status = (await send(endpoint, "POST", { authorization: token })).status;
+      expect(status).toBe(200);
     } finally {
       await http.close();
       await store.close();
@@ -204,16 +213,23 @@ function send(endpoint: URL, method: string, headers: Record<string, string>): P
   });
 }
 
-/** A POST whose body is begun and never ended, once the server has seen it. */
-async function holdOpen(endpoint: URL, token: string): Promise<ClientRequest> {
+/** A POST whose body is begun and never ended. */
+function holdOpen(endpoint: URL, token: string): ClientRequest {
   const req = request(endpoint, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: token, "content-length": "1000" },
   });
   req.on("error", () => {});
   req.write('{"jsonrpc":"2.0",');
-  await new Promise((resolve) => setTimeout(resolve, 100));
   return req;
+}
+
+/** Waits for `check` to hold, 10 s at most. */
+async function until(check: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !check(); ) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the server");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 function run(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stderr: string }> {
