@@ -51,10 +51,15 @@ function failedToLoad(file) {
 function failuresOf(name, report) {
   return report.testResults.flatMap((file) => {
     const where = `${name}: ${file.name.replace(root, "")}`;
-    const first = (messages) => (messages?.[0] ?? "").split("\n")[0].slice(0, 300);
+    const first = (messages) => explain((messages?.[0] ?? "").split("\n")[0]).slice(0, 300);
     if (failedToLoad(file)) return [`failed: ${where}: ${first([file.message])}`];
     return file.assertionResults
       .filter((test) => test.status === "failed")
       .map((test) => `failed: ${where} > ${test.fullName}: ${first(test.failureMessages)}`);
   });
+}
+
+// vitest names a test that ran out of time inside expect.poll only by the poll's captured stack.
+function explain(line) {
+  return line === "Error: STACK_TRACE_ERROR" ? "the test ran out of time while an expect.poll was waiting (vitest says STACK_TRACE_ERROR)" : line;
 }
