@@ -14,6 +14,9 @@ import { windowMemory } from "@memoria/memory";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from "@memoria/testkit/servers";
+import { MessagesAnnotation, StateGraph } from "@langchain/langgraph";
+import { MemoriaSaver } from "@memoria/langgraph";
+import { memoriaMiddleware } from "@memoria/memory/agent";
 import { createAgent, tool } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -91,6 +94,59 @@ describe("recordPrompts", () => {
     expect(record!.turn).toBe(2);
     // The first call: the earlier turn and the question; the second: the same, then the call and its result.
     expect(record!.calls.map((call) => call.parts)).toEqual([[{ stored: [0, 3] }], [{ stored: [0, 5] }]]);
+    await store.close();
+  });
+
+  it("keeps an agent's model calls through memoriaMiddleware on MemoriaSaver's threads: the system prompt, the memory block, the thread's messages by position", async () => {
+    const store = createSqliteStore({ path: join(dir, "saver.db") });
+    const getWeather = tool(async () => "-3°C", { name: "get_weather", description: "The weather in a city", schema: z.object({ city: z.string() }) });
+    const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const facts: MemoryStrategy = { name: "facts", load: async () => [new SystemMessage(BLOCK)] };
+    const agent = createAgent({
+      model,
+      tools: [getWeather],
+      systemPrompt: "Be brief.",
+      middleware: [memoriaMiddleware({ store, memory: facts, keyFields: ["userId"], recordPrompts: true })],
+      checkpointer: new MemoriaSaver({ store, keyFields: ["userId"] }),
+    });
+    const config = { configurable: { thread_id: "t1", userId: "ada" } };
+    await agent.invoke({ messages: [new HumanMessage("hello")] }, config);
+    await agent.invoke({ messages: [new HumanMessage("What is the weather in Oslo?")] }, config);
+    const key = { threadId: "t1", userId: "ada" };
+    const stored = await store.read(key);
+    expect(stored.map((m) => m.getType())).toEqual(["human", "ai", "human", "ai", "tool", "ai"]);
+    const records = await promptRecords(store, key);
+    expect(records.map((r) => r.turn)).toEqual([0, 2]);
+    const system = { type: "system", text: `Be brief.\n\n${BLOCK}` };
+    expect(records[0]!.calls.map((call) => call.parts)).toEqual([[system, { stored: [0, 1] }]]);
+    // Both calls of the second run, the second given the run's own call and result by position.
+    expect(records[1]!.calls.map((call) => call.parts)).toEqual([
+      [system, { stored: [0, 3] }],
+      [system, { stored: [0, 5] }],
+    ]);
+    expect(records[1]!.calls[1]).toMatchObject({ model: "gpt-test", usage: { input: 31, output: 4 } });
+    // Another user's thread of the same id has no records.
+    expect(await promptRecords(store, { threadId: "t1", userId: "bob" })).toEqual([]);
+    await store.close();
+  });
+
+  it("keeps a StateGraph's model calls through the saver's promptRecorder, per run", async () => {
+    const store = createSqliteStore({ path: join(dir, "graph.db") });
+    const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const saver = new MemoriaSaver({ store, keyFields: ["userId"] });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("answer", async (state) => ({ messages: [await model.invoke([new SystemMessage("Answer in French."), ...state.messages])] }))
+      .addEdge("__start__", "answer")
+      .compile({ checkpointer: saver });
+    const config = { configurable: { thread_id: "g1", userId: "ada" } };
+    for (const text of ["hello", "and again"]) await graph.invoke({ messages: [new HumanMessage(text)] }, { ...config, callbacks: [saver.promptRecorder(config)] });
+    const records = await promptRecords(store, { threadId: "g1", userId: "ada" });
+    expect(records.map((r) => r.turn)).toEqual([0, 2]);
+    expect(records[1]!.calls).toEqual([{ model: "gpt-test", usage: { input: 31, output: 4 }, parts: [{ type: "system", text: "Answer in French." }, { stored: [0, 3] }] }]);
+    // A run without the handler records nothing.
+    await graph.invoke({ messages: [new HumanMessage("third")] }, config);
+    expect((await promptRecords(store, { threadId: "g1", userId: "ada" })).map((r) => r.turn)).toEqual([0, 2]);
+    expect(() => saver.promptRecorder({ configurable: { userId: "ada" } })).toThrow(/thread_id/);
     await store.close();
   });
 

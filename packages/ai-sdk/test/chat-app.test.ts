@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type HistoryStore, MemoriaError } from "@memoria/core";
+import { type HistoryStore, MemoriaError, promptRecords } from "@memoria/core";
 import { createRedisStore } from "@memoria/redis";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { type OpenAICompatibleServer, startRedis } from "@memoria/testkit/servers";
@@ -129,6 +129,40 @@ describe.each(openers)("a useChat app on %s", (_name, open) => {
     await app.saved(8);
     expect(await reload(app.url, chatId)).toEqual(chat.messages);
     expect(chat.messages).toHaveLength(6);
+  });
+});
+
+describe("memoriaMemory({ recordPrompts: true })", () => {
+  it("keeps what each model call of a turn was given, the chat's stored messages by position, as the model received them", async () => {
+    const store = createSqliteStore({ path: join(dir, `${randomUUID()}.db`) });
+    const app = await startChatApp(store, model.baseURL, { onDisconnect: "stop", recordPrompts: true });
+    const chat = new Chat(app.url, "recorded");
+    const key = { userId: "u1", sessionId: "recorded" };
+    try {
+      const from = model.requests.length;
+      await chat.sendMessage({ text: "hello there" });
+      await chat.sendMessage({ text: "what is the weather?" });
+      await app.saved(2);
+      const records = await promptRecords(store, key);
+      expect(records.map((record) => record.turn)).toEqual([0, 2]);
+      // The tool step is the second call of the second turn: given the turn's tool call and result, by position.
+      expect(records[1]?.calls.map((call) => call.parts)).toEqual([[{ stored: [0, 3] }], [{ stored: [0, 5] }]]);
+      expect(records[1]?.calls[0]?.model).toBe("local-model");
+      // Read back, a record is the messages the model server received.
+      const stored = await store.read(key);
+      const resolved = (records[1]?.calls[1]?.parts ?? []).flatMap((part) => ("stored" in part ? stored.slice(...part.stored).map((m) => m.getType()) : [part.type]));
+      const roles = model.requests.slice(from).at(-1)?.messages.map((message) => message.role);
+      expect(resolved).toEqual(roles?.map((role) => ({ user: "human", assistant: "ai" })[role as string] ?? role));
+      // Regenerating the answer replaces the turn's record: one call, the new run's.
+      await chat.regenerate();
+      await app.saved(3);
+      const again = await promptRecords(store, key);
+      expect(again.map((record) => record.turn)).toEqual([0, 2]);
+      expect(again[1]?.run).not.toBe(records[1]?.run);
+    } finally {
+      await app.stop();
+      await store.close();
+    }
   });
 });
 

@@ -81,6 +81,8 @@ export interface ChatApp {
 export interface ChatAppOptions {
   onDisconnect: "stop" | "finish";
   saver?: ChatSaverOptions;
+  /** Keep what each model call was given (memoriaMemory's recordPrompts). */
+  recordPrompts?: boolean;
   /** Long-term memory: given to the model by memoriaMemory, its work scheduled by chatSaver. */
   memory?: MemoryStrategy[];
   /** What the model gets of the chat, rather than all of it: a memoria strategy (a window). */
@@ -123,7 +125,10 @@ export async function startChatApp(store: HistoryStore, modelURL: string, option
       if (options.onDisconnect === "stop") response.on("close", () => response.writableFinished || abort.abort());
       const key = keyOf(body.id);
       const base = provider.chatModel("local-model");
-      const model = options.memory ? wrapLanguageModel({ model: base, middleware: memoriaMemory({ store, key, memory: options.memory }) }) : base;
+      const model =
+        options.memory || options.recordPrompts
+          ? wrapLanguageModel({ model: base, middleware: memoriaMemory({ store, key, memory: options.memory, recordPrompts: options.recordPrompts }) })
+          : base;
       // With a window, the model gets the newest stored messages and the new one; the UI and the save keep the whole chat.
       const forModel = options.window
         ? [...(await loadChat(store, key, { strategy: options.window, tools })).messages, messages.at(-1) as UIMessage]

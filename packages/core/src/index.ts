@@ -74,5 +74,15 @@ export {
 } from "./runnable-with-message-history.js";
 export { memoryContext } from "./session-backend.js";
 export { PromptPrinter } from "./prompt-printer.js";
-export { type ModelCallRecord, type PromptPart, type PromptRecord, promptRecordName, promptRecords } from "./prompt-record.js";
+export {
+  type ModelCallRecord,
+  type PromptPart,
+  type PromptRecord,
+  type SeenMessage,
+  type SeenModelCall,
+  SessionPromptRecorder,
+  promptRecordName,
+  promptRecords,
+  recordModelCall,
+} from "./prompt-record.js";
 export { type AccessAction, type AccessRequest, type Authorize, ForbiddenError, IntegrityError, checkAccess } from "./access.js";

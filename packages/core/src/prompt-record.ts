@@ -28,6 +28,8 @@ export interface PromptRecord {
   /** When the turn was stored (ISO 8601). */
   at: string;
   calls: ModelCallRecord[];
+  /** The run whose calls these are, for a door that records one call at a time (see {@link recordModelCall}). */
+  run?: string;
 }
 
 /** The state name of a turn's record: `prompt.<position of its first message>`. */
@@ -72,6 +74,48 @@ export class PromptRecorder extends BaseCallbackHandler {
   get calls(): readonly CapturedCall[] {
     return [...this.#calls.values()];
   }
+
+  /** The call `runId` as captured so far, forgotten here. */
+  protected take(runId: string): CapturedCall | undefined {
+    const call = this.#calls.get(runId);
+    this.#calls.delete(runId);
+    return call;
+  }
+}
+
+/**
+ * A LangChain callback handler that stores each chat model call it sees, as it
+ * ends, in the prompt record of its turn in the session `key` (see
+ * {@link recordModelCall}): for a run the wrapper does not make, e.g. a LangGraph
+ * graph's, one handler per run. `MemoriaSaver#promptRecorder(config)` makes one
+ * for a thread.
+ */
+export class SessionPromptRecorder extends PromptRecorder {
+  override name = "memoria_session_prompt_recorder";
+  readonly #run = crypto.randomUUID();
+
+  constructor(
+    private readonly store: HistoryStore,
+    private readonly key: SessionKey,
+  ) {
+    super();
+  }
+
+  override async handleLLMEnd(output: LLMResult, runId: string): Promise<void> {
+    await super.handleLLMEnd(output, runId);
+    const call = this.take(runId);
+    if (!call) return;
+    await recordModelCall(this.store, this.key, {
+      run: this.#run,
+      messages: call.messages.map((message) => ({ type: message.getType(), text: message.text })),
+      ...(call.model ? { model: call.model } : {}),
+      ...(call.usage ? { usage: call.usage } : {}),
+    });
+  }
+
+  override async handleLLMError(_error: unknown, runId: string): Promise<void> {
+    this.take(runId);
+  }
 }
 
 /** Where the turn's messages came from: each message object read from the session, with its position. */
@@ -96,6 +140,20 @@ export class ReadPositions {
 
 const sameText = (a: BaseMessage, b: BaseMessage) => a.getType() === b.getType() && a.text === b.text;
 
+/** A message part of a record that is not stored: its text, and the kind of memory block it is, if one. */
+function unstoredPart(type: string, text: string): PromptPart {
+  const memory = /^<memory kind="([a-z]+)">/.exec(text)?.[1];
+  return memory ? { type, text, memory } : { type, text };
+}
+
+/** Appends a message to a call's parts: a stored position joins the range it continues. */
+function pushPart(parts: PromptPart[], position: number | undefined, type: string, text: string): void {
+  const last = parts.at(-1);
+  if (position === undefined) parts.push(unstoredPart(type, text));
+  else if (last && "stored" in last && last.stored[1] === position) last.stored[1] = position + 1;
+  else parts.push({ stored: [position, position + 1] });
+}
+
 /**
  * The record of a turn: each captured call's messages as positions of the session
  * (a message read from it, or one of the turn's own stored messages) or as text.
@@ -115,16 +173,7 @@ export function buildPromptRecord(calls: readonly CapturedCall[], read: Map<Base
     at: new Date().toISOString(),
     calls: calls.map((call) => {
       const parts: PromptPart[] = [];
-      for (const message of call.messages) {
-        const position = positionOf(message);
-        const last = parts.at(-1);
-        if (position === undefined) {
-          const text = message.text;
-          const memory = /^<memory kind="([a-z]+)">/.exec(text)?.[1];
-          parts.push(memory ? { type: message.getType(), text, memory } : { type: message.getType(), text });
-        } else if (last && "stored" in last && last.stored[1] === position) last.stored[1] = position + 1;
-        else parts.push({ stored: [position, position + 1] });
-      }
+      for (const message of call.messages) pushPart(parts, positionOf(message), message.getType(), message.text);
       return { ...(call.model ? { model: call.model } : {}), parts, ...(call.usage ? { usage: call.usage } : {}) };
     }),
   };
@@ -137,4 +186,115 @@ export async function promptRecords(store: HistoryStore, key: SessionKey): Promi
     .filter(([name]) => RECORD_NAME.test(name))
     .map(([, value]) => value as JsonValue as unknown as PromptRecord)
     .sort((a, b) => a.turn - b.turn);
+}
+
+/** A message a model call was given, as a door that is not the wrapper sees it: LangChain's type (`human`, `ai`, `system`, `tool`) and its text. */
+export interface SeenMessage {
+  type: string;
+  text: string;
+}
+
+/** One model call as such a door sees it. */
+export interface SeenModelCall {
+  /** Names the run the call belongs to: the calls of one run (an agent's loop, an AI SDK request's steps) make one record. */
+  run: string;
+  messages: readonly SeenMessage[];
+  model?: string;
+  /**
+   * Tokens the provider counted. A promise when the call is placed before it runs
+   * (its messages are found in the store as it was before the call) and written
+   * once the counts are known.
+   */
+  usage?: ModelUsage | PromiseLike<ModelUsage | undefined>;
+}
+
+type ModelUsage = { input: number; output: number };
+
+/**
+ * Adds one model call to its turn's prompt record, for the doors that see model
+ * calls one at a time (the agent middleware, a LangGraph callback, the AI SDK
+ * middleware). The call's messages are found among the session's newest stored
+ * messages by type and text, in order. The turn is the position of the call's
+ * newest human message, where it is stored or will be (after the last message
+ * found before it); a message after it that is not stored yet takes the next
+ * position, as the turn will store it. A call of another run replaces the turn's
+ * record: the turn was retried or regenerated.
+ *
+ * It never rejects: a record that cannot be stored must not fail the model call it
+ * describes. The failure is a process warning (`MEMORIA_PROMPT_RECORD`), once per kind.
+ */
+export async function recordModelCall(store: HistoryStore, key: SessionKey, call: SeenModelCall): Promise<void> {
+  try {
+    await storeCall(store, key, call);
+  } catch (error) {
+    const kind =
+      error instanceof Error ? `${error.name}${(error as { code?: unknown }).code ? ` ${String((error as { code?: unknown }).code)}` : ""}` : typeof error;
+    if (unrecorded.has(kind)) return;
+    unrecorded.add(kind);
+    const said = (error instanceof Error ? error.message : String(error)).split("\n")[0]?.slice(0, 200);
+    process.emitWarning(`memoria: a model call's prompt record was not stored: ${kind}: ${said}. The call went on; this is said once per kind of error.`, {
+      code: "MEMORIA_PROMPT_RECORD",
+    });
+  }
+}
+
+/** How many messages past a call's own may be stored when it is recorded. */
+const STORED_AFTER = 64;
+
+/**
+ * Each of a call's messages' stored position, or undefined: matched in order by
+ * type and text from the start in `stored` (the session from position `first`)
+ * that matches the most of them, the newest start of equals, so a text said twice
+ * is placed where the rest of the conversation puts it.
+ */
+function align(messages: readonly SeenMessage[], stored: readonly BaseMessage[], first: number): (number | undefined)[] {
+  let best: (number | undefined)[] = messages.map(() => undefined);
+  let most = 0;
+  for (let start = 0; start < stored.length; start++) {
+    const found: (number | undefined)[] = [];
+    let from = start;
+    for (const message of messages) {
+      let at = from;
+      while (at < stored.length && !((stored[at] as BaseMessage).getType() === message.type && (stored[at] as BaseMessage).text === message.text)) at++;
+      if (at < stored.length) {
+        found.push(first + at);
+        from = at + 1;
+      } else found.push(undefined);
+    }
+    const matched = found.filter((position) => position !== undefined).length;
+    if (matched >= most && matched > 0) {
+      best = found;
+      most = matched;
+    }
+  }
+  return best;
+}
+
+/** Kinds of error a prompt record failed with, already warned of in this process. */
+const unrecorded = new Set<string>();
+
+async function storeCall(store: HistoryStore, key: SessionKey, call: SeenModelCall): Promise<void> {
+  const count = await store.count(key);
+  // Messages may be stored after the call's (a regenerated answer still stored as the call runs): read a margin more.
+  const stored = count === 0 ? [] : await store.read(key, { last: Math.min(count, call.messages.length + STORED_AFTER) });
+  const found = align(call.messages, stored, count - stored.length);
+  const human = call.messages.findLastIndex((message) => message.type === "human");
+  const before = found.slice(0, Math.max(human, 0)).findLast((position) => position !== undefined);
+  const turn = human === -1 ? count : (found[human] ?? (before === undefined ? count : before + 1));
+  // The turn's own messages the store does not hold yet: the positions it will store them at.
+  let next = turn;
+  const parts: PromptPart[] = [];
+  for (const [i, message] of call.messages.entries()) {
+    let position = found[i];
+    if (i >= human && human !== -1) position = position ?? (message.type === "system" ? undefined : next);
+    if (position !== undefined && i >= human && human !== -1) next = position + 1;
+    pushPart(parts, position, message.type, message.text);
+  }
+  const usage = await call.usage;
+  const name = promptRecordName(turn);
+  const earlier = (await store.getState(key, name)) as PromptRecord | undefined;
+  const made: ModelCallRecord = { ...(call.model ? { model: call.model } : {}), parts, ...(usage ? { usage } : {}) };
+  const calls = earlier?.run === call.run ? [...earlier.calls, made] : [made];
+  const record: PromptRecord = { turn, at: new Date().toISOString(), calls, run: call.run };
+  await store.setState(key, name, record as unknown as JsonValue);
 }

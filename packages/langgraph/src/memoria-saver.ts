@@ -19,6 +19,7 @@ import {
   type JsonValue,
   type LockOptions,
   MemoriaError,
+  SessionPromptRecorder,
   type TurnLock,
   decodeSessionKey,
   encodeSessionKey,
@@ -105,6 +106,16 @@ export class MemoriaSaver extends BaseCheckpointSaver {
    */
   async releaseLocks(): Promise<void> {
     await this.#locks.releaseAll();
+  }
+
+  /**
+   * A callback handler that keeps what each model call of one run on the thread
+   * `config` names was given, as the turn's prompt record ("What the model saw" in
+   * `memoria studio`): `graph.invoke(input, { ...config, callbacks:
+   * [saver.promptRecorder(config)] })`. One per run.
+   */
+  promptRecorder(config: RunnableConfig): SessionPromptRecorder {
+    return new SessionPromptRecorder(this.store, requireThread(config, this.#keyFields, "promptRecorder").key);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {

@@ -1,6 +1,16 @@
-import { type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
+import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type HistoryStore, MemoriaError, type MemoryStrategy, type SessionKey, createSessionKey, encodeSessionKey, memoryContext } from "@memoria/core";
+import {
+  type HistoryStore,
+  MemoriaError,
+  type MemoryStrategy,
+  type SessionKey,
+  createSessionKey,
+  encodeSessionKey,
+  memoryContext,
+  recordModelCall,
+} from "@memoria/core";
 import { type AgentMiddleware, createMiddleware } from "langchain";
 import { THREAD_FIELD, callFields } from "../call-fields.js";
 import { type ToolCompactionOptions, compactToolResults } from "../tool-result-compaction.js";
@@ -33,6 +43,15 @@ export interface MemoriaMiddlewareOptions {
    * and the store keep every original.
    */
   compaction?: ToolCompactionOptions;
+  /**
+   * Keep what each model call was given (the system message with its memory
+   * blocks, the messages, by position where the thread stores them), the model's
+   * name and its token counts, as the turn's prompt record: what `memoria studio`
+   * shows under "What the model saw". Stored in the thread's session, so it is
+   * encrypted and erased with it.
+   * @default false
+   */
+  recordPrompts?: boolean;
 }
 
 /**
@@ -48,16 +67,18 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
     options.memory === undefined ? [] : Array.isArray(options.memory) ? [...(options.memory as readonly MemoryStrategy[])] : [options.memory as MemoryStrategy];
   if (!options.store || typeof options.store.read !== "function")
     throw new MemoriaError("INVALID_ARGUMENT", "memoriaMiddleware: store must be a memoria HistoryStore.");
-  if ((strategies.length === 0 && !options.compaction) || strategies.some((strategy) => typeof strategy?.load !== "function")) {
+  if ((strategies.length === 0 && !options.compaction && !options.recordPrompts) || strategies.some((strategy) => typeof strategy?.load !== "function")) {
     throw new MemoriaError(
       "INVALID_ARGUMENT",
-      "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them, unless only compaction is wanted.",
+      "memoriaMiddleware: memory must be a memory strategy (factMemory, workingMemory, recallMemory, …) or a list of them, unless only compaction or recordPrompts is wanted.",
     );
   }
   const keyFields = options.keyFields ?? [];
   const store = options.store;
   /** One load per run's input: an agent calls its model several times a run. */
   const loaded = new WeakMap<BaseMessage, Promise<BaseMessage[]>>();
+  /** The run each input belongs to, for the prompt records: the calls of one run make one record. */
+  const runs = new WeakMap<BaseMessage, string>();
 
   function sessionOf(config: RunnableConfig): SessionKey {
     const given = callFields(config);
@@ -83,24 +104,40 @@ export function memoriaMiddleware(options: MemoriaMiddlewareOptions): AgentMiddl
         request = { ...request, messages: await compactToolResults(request.messages, options.compaction, { conversation, first: 0 }) };
       }
       const input = request.messages.findLast((message) => HumanMessage.isInstance(message));
-      if (!input) return handler(request);
-      let memory = loaded.get(input);
-      if (!memory) {
-        memory = load(config, input);
-        loaded.set(input, memory);
-        memory.catch(() => loaded.delete(input));
+      if (input && strategies.length > 0) {
+        let memory = loaded.get(input);
+        if (!memory) {
+          memory = load(config, input);
+          loaded.set(input, memory);
+          memory.catch(() => loaded.delete(input));
+        }
+        const blocks = await memory;
+        const system = blocks.filter((message) => SystemMessage.isInstance(message)).map((message) => message.text);
+        const others = blocks.filter((message) => !SystemMessage.isInstance(message));
+        if (blocks.length > 0) {
+          request = {
+            ...request,
+            systemMessage: system.length
+              ? request.systemMessage.concat(`${request.systemMessage.text ? "\n\n" : ""}${system.join("\n\n")}`)
+              : request.systemMessage,
+            messages: [...others, ...request.messages],
+          };
+        }
       }
-      const blocks = await memory;
-      if (blocks.length === 0) return handler(request);
-      const system = blocks.filter((message) => SystemMessage.isInstance(message)).map((message) => message.text);
-      const others = blocks.filter((message) => !SystemMessage.isInstance(message));
-      return handler({
-        ...request,
-        systemMessage: system.length
-          ? request.systemMessage.concat(`${request.systemMessage.text ? "\n\n" : ""}${system.join("\n\n")}`)
-          : request.systemMessage,
-        messages: [...others, ...request.messages],
+      if (!options.recordPrompts) return handler(request);
+      const response = await handler(request);
+      const run = (input && runs.get(input)) ?? randomUUID();
+      if (input) runs.set(input, run);
+      const given = request.systemMessage.text ? [request.systemMessage, ...request.messages] : request.messages;
+      const usage = AIMessage.isInstance(response) ? response.usage_metadata : undefined;
+      const model = (request.model as { model?: unknown; modelName?: unknown }).model ?? (request.model as { modelName?: unknown }).modelName;
+      await recordModelCall(store, sessionOf(config), {
+        run,
+        messages: given.map((message) => ({ type: message.getType(), text: message.text })),
+        ...(typeof model === "string" ? { model } : {}),
+        ...(usage ? { usage: { input: usage.input_tokens, output: usage.output_tokens } } : {}),
       });
+      return response;
     },
     afterAgent: async (state, runtime) => {
       const config = configOf(runtime);
