@@ -1,3 +1,4 @@
+import type { BaseMessage } from "@langchain/core/messages";
 import {
   type HistoryStore,
   type JsonValue,
@@ -116,7 +117,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
         .sort((a, b) => a - b)
         .slice(-50)
         .map((at) => ({ at, said: page[at - from]?.text.slice(0, 80) ?? "", recorded: recorded.has(at) }));
-      return { status: 200, body: { key, count, turns } };
+      return { status: 200, body: { key, count, turns, door: doorOf(key, page) } };
     },
 
     /** One turn's prompt record, with the stored messages it points at (read from the first of them on, not the whole session). */
@@ -239,4 +240,15 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
       throw error;
     }
   };
+}
+
+/**
+ * Which door most likely stored a conversation, so the studio names the option that
+ * records prompts there: a LangGraph thread (its key holds `threadId`), an AI SDK
+ * chat (a message carries its UI message record), else a LangChain chain.
+ */
+function doorOf(key: SessionKey, page: readonly BaseMessage[]): "langgraph" | "ai-sdk" | "chain" {
+  if (key.threadId !== undefined) return "langgraph";
+  if (page.some((message) => (message.additional_kwargs as Record<string, unknown> | undefined)?.ui_message !== undefined)) return "ai-sdk";
+  return "chain";
 }

@@ -127,6 +127,13 @@ function TurnRecord({ id, at }) {
   );
 }
 
+/** Where each door keeps prompt records, for a conversation the studio takes to be from it. */
+const RECORD_HINTS = {
+  chain: html`<code>recordPrompts: true</code> on <code>RunnableWithMessageHistory</code>`,
+  "ai-sdk": html`<code>memoriaMemory({ store, key, recordPrompts: true })</code> in <code>wrapLanguageModel</code>`,
+  langgraph: html`<code>recordPrompts: true</code> on <code>memoriaMiddleware</code> for <code>createAgent</code>; <code>callbacks: [saver.promptRecorder(config)]</code> on a <code>StateGraph</code>'s run`,
+};
+
 /** The turns of a conversation and, for the one picked (the newest at first), exactly what its model calls were given. */
 function ModelSaw({ id }) {
   const result = useApi(`prompts?key=${encodeURIComponent(id)}`);
@@ -145,7 +152,7 @@ function ModelSaw({ id }) {
     ${
       turn.recorded
         ? html`<${TurnRecord} key=${turn.at} id=${id} at=${turn.at} />`
-        : html`<p class="meta" role="note">This turn was stored without a record of what the model was given: it predates recording, or the app does not set <code>recordPrompts: true</code>. "Next turn (simulated)" shows what a strategy would give.</p>`
+        : html`<p class="meta" role="note">This turn was stored without a record of what the model was given: it predates recording, or the app does not keep them (${RECORD_HINTS[result.door] ?? RECORD_HINTS.chain}). "Next turn (simulated)" shows what a strategy would give.</p>`
     }
   </div>`;
 }
