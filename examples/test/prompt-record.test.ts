@@ -139,10 +139,13 @@ describe("recordPrompts", () => {
       .addEdge("__start__", "answer")
       .compile({ checkpointer: saver });
     const config = { configurable: { thread_id: "g1", userId: "ada" } };
-    for (const text of ["hello", "and again"]) await graph.invoke({ messages: [new HumanMessage(text)] }, { ...config, callbacks: [saver.promptRecorder(config)] });
+    for (const text of ["hello", "and again"])
+      await graph.invoke({ messages: [new HumanMessage(text)] }, { ...config, callbacks: [saver.promptRecorder(config)] });
     const records = await promptRecords(store, { threadId: "g1", userId: "ada" });
     expect(records.map((r) => r.turn)).toEqual([0, 2]);
-    expect(records[1]!.calls).toEqual([{ model: "gpt-test", usage: { input: 31, output: 4 }, parts: [{ type: "system", text: "Answer in French." }, { stored: [0, 3] }] }]);
+    expect(records[1]!.calls).toEqual([
+      { model: "gpt-test", usage: { input: 31, output: 4 }, parts: [{ type: "system", text: "Answer in French." }, { stored: [0, 3] }] },
+    ]);
     // A run without the handler records nothing.
     await graph.invoke({ messages: [new HumanMessage("third")] }, config);
     expect((await promptRecords(store, { threadId: "g1", userId: "ada" })).map((r) => r.turn)).toEqual([0, 2]);

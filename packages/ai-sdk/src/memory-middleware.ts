@@ -145,7 +145,7 @@ export function memoriaMemory(options: MemoriaMemoryOptions): LanguageModelMiddl
             const reader = result.stream.getReader();
             const stream = new ReadableStream<StreamPart>({
               async pull(controller) {
-                let read: ReadableStreamReadResult<StreamPart>;
+                let read: Awaited<ReturnType<typeof reader.read>>;
                 try {
                   read = await reader.read();
                 } catch (error) {

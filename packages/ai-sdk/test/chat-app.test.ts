@@ -150,8 +150,13 @@ describe("memoriaMemory({ recordPrompts: true })", () => {
       expect(records[1]?.calls[0]?.model).toBe("local-model");
       // Read back, a record is the messages the model server received.
       const stored = await store.read(key);
-      const resolved = (records[1]?.calls[1]?.parts ?? []).flatMap((part) => ("stored" in part ? stored.slice(...part.stored).map((m) => m.getType()) : [part.type]));
-      const roles = model.requests.slice(from).at(-1)?.messages.map((message) => message.role);
+      const resolved = (records[1]?.calls[1]?.parts ?? []).flatMap((part) =>
+        "stored" in part ? stored.slice(...part.stored).map((m) => m.getType()) : [part.type],
+      );
+      const roles = model.requests
+        .slice(from)
+        .at(-1)
+        ?.messages.map((message) => message.role);
       expect(resolved).toEqual(roles?.map((role) => ({ user: "human", assistant: "ai" })[role as string] ?? role));
       // Regenerating the answer replaces the turn's record: one call, the new run's.
       await chat.regenerate();
