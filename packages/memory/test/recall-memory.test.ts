@@ -27,6 +27,48 @@ function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>)
   return { say, chat };
 }
 
+describe("recallMemory with words and vectors fused", () => {
+  it("gives the best 5 among the best 10 and those among the best 20, whatever the query", async () => {
+    const store = createSqliteStore({ path: join(root, "fused-depth.db") });
+    // Vectors that order texts otherwise than their words do (as a real embedding model's may): each text's own point.
+    class Scattered extends Embeddings {
+      async embedDocuments(texts: string[]) {
+        return texts.map((text) =>
+          Array.from({ length: 16 }, (_, i) => Math.sin(i * 7.3 + ([...text].reduce((sum, c) => sum * 31 + c.charCodeAt(0), 0) % 9_973))),
+        );
+      }
+      async embedQuery(text: string) {
+        return (await this.embedDocuments([text]))[0] as number[];
+      }
+    }
+    const recall = recallMemory({ embeddings: new Scattered({}), scope: ["userId"], k: 5, range: { before: 0, after: 0 }, weights: { lexical: 1, vector: 1 } });
+    const { say } = chatWith(store, combineMemory(recall, windowMemory({ k: 1 })));
+    const words = "dog garden boat piano train coffee mountain book rain market river bread violin winter lamp kite chess honey tulip cloud".split(" ");
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed;
+    };
+    const some = (n: number) => Array.from({ length: n }, () => words[next() % words.length]).join(" and the ");
+    for (let i = 0; i < 120; i++) await say("ada", `c${i % 8}`, `We spoke of the ${some(1 + (next() % 4))}.`);
+    await recall.idle();
+    // Each recalled message, by conversation and position (neighbouring hits come as one passage).
+    const ids = async (query: string, k: number) =>
+      (await recall.search(store, { userId: "ada" }, query, { k })).flatMap((passage) =>
+        Array.from({ length: passage.to - passage.from + 1 }, (_, i) => `${passage.conversation}#${passage.from + i}`),
+      );
+    const missing: string[] = [];
+    for (let q = 0; q < 40; q++) {
+      const query = `the ${some(2 + (q % 3))}`;
+      const [five, ten, twenty] = [await ids(query, 5), await ids(query, 10), await ids(query, 20)];
+      missing.push(...five.filter((id) => !ten.includes(id)).map((id) => `${query}: ${id} in the best 5, not the best 10`));
+      missing.push(...ten.filter((id) => !twenty.includes(id)).map((id) => `${query}: ${id} in the best 10, not the best 20`));
+    }
+    expect(missing).toEqual([]);
+    await store.close();
+  });
+});
+
 describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
   it("recalls what the user said in another conversation, with its neighbours, conversation and date", async () => {
     const store = makeStore();

@@ -101,6 +101,13 @@ export interface RecalledPassage {
   messages: BaseMessage[];
 }
 
+/**
+ * How deep each ranking is read before they are fused: one depth for every k up to
+ * half of it, since a list read deeper as k grows gives a hit it reaches later a score
+ * it lacked before, and the best 5 would not be among the best 10.
+ */
+const FUSED_LIST_DEPTH = 100;
+
 export interface RecallMemory extends MemoryStrategy {
   idle(): Promise<void>;
   /**
@@ -268,7 +275,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
 
   /**
    * The scope's best `depth` hits for `query`: the lexical ranking (where the index
-   * has one) and the vector ranking fused, each asked for twice as many. Vectors
+   * has one) and the vector ranking fused, each asked for {@link FUSED_LIST_DEPTH}
+   * (or twice `depth`, past half of it), so the best 5 are the first 5 of the best 10. Vectors
    * weighted 0 are still searched when words find nothing (a query of stop words
    * only, an index with no lexical search, items indexed before terms were kept).
    */
@@ -281,7 +289,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
       const found = await byWords(depth);
       return found.length > 0 ? found : byVector(depth);
     }
-    const [words, vectors] = await Promise.all([byWords(2 * depth), byVector(2 * depth)]);
+    const listDepth = Math.max(FUSED_LIST_DEPTH, 2 * depth);
+    const [words, vectors] = await Promise.all([byWords(listDepth), byVector(listDepth)]);
     return fuseRankings(
       [
         { hits: vectors, weight: weights.vector },
