@@ -48,7 +48,8 @@ export function mcpCommand(program: Command, version: string): void {
       if (port !== undefined && port > 65_535) throw new UsageError(`--http takes 0 to 65535, got ${port}.`);
       const bearer = port === undefined ? undefined : bearerToken(options.tokenFile);
       const { StdioServerTransport } = await loadSdk(); // a missing SDK is said before the store is opened
-      const opened = await openStore(options.store);
+      // A memory server writes (remember, update_profile): its first start makes the store, as an app's first turn does.
+      const opened = await openStore(options.store, { create: true });
       const store = await throughKeys(opened.store, options.keys);
       const served = { store, forget: options.forget as "withdraw" | "erase", version };
       const stopped = new Promise<void>((resolve) => {

@@ -59,7 +59,7 @@ async function storePackage<T>(what: string, needs: readonly [string, string], l
 function localPath(path: string, create: boolean): string {
   if (path === ":memory:") return path;
   const full = isAbsolute(path) ? path : resolve(process.env.MEMORIA_CWD || process.cwd(), path);
-  if (!create && !existsSync(full)) throw new UsageError(`there is no store at ${full}; check the path (only import and migrate --to create one).`);
+  if (!create && !existsSync(full)) throw new UsageError(`there is no store at ${full}; check the path (only import, migrate --to and mcp create one).`);
   return full;
 }
 

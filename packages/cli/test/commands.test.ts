@@ -297,7 +297,7 @@ describe("memoria: store URLs and failures", () => {
     const path = join(dir, "typo.db");
     const typo = await memoria(["sessions", "--store", `sqlite:${path}`]);
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toBe(`memoria: there is no store at ${path}; check the path (only import and migrate --to create one).\n`);
+    expect(typo.stderr).toBe(`memoria: there is no store at ${path}; check the path (only import, migrate --to and mcp create one).\n`);
     expect((await memoria(["stats", "--store", `file:${join(dir, "nowhere")}`])).code).toBe(2);
   });
 

@@ -45,7 +45,7 @@ async function run(command: string, args: string[], cwd: string): Promise<string
 }
 
 beforeAll(async () => {
-  for (const dir of published) await run("pnpm", ["pack", "--pack-destination", tarballs], join(root, "packages", dir));
+  await run("node", [join(root, "scripts", "pack-all.mjs"), "--out", tarballs], root);
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
