@@ -130,6 +130,28 @@ describe("recordPrompts", () => {
     await store.close();
   });
 
+  it("keeps an agent's records in its thread under encryptStore: sealed in the store beneath, gone with the user", async () => {
+    const inner = createSqliteStore({ path: join(dir, "saver-sealed.db") });
+    const store = encryptStore(inner, { keys: { k1: Buffer.alloc(32, 9) }, activeKeyId: "k1" });
+    const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+    const agent = createAgent({
+      model,
+      tools: [],
+      systemPrompt: "Be brief.",
+      middleware: [memoriaMiddleware({ store, keyFields: ["userId"], recordPrompts: true })],
+      checkpointer: new MemoriaSaver({ store, keyFields: ["userId"] }),
+    });
+    await agent.invoke({ messages: [new HumanMessage("my secret plan")] }, { configurable: { thread_id: "t9", userId: "ada" } });
+    const key = { threadId: "t9", userId: "ada" };
+    expect((await promptRecords(store, key))[0]?.calls[0]?.parts).toEqual([{ type: "system", text: "Be brief." }, { stored: [0, 1] }]);
+    const beneath = await inner.getAllState(key);
+    expect(Object.keys(beneath)).toContain("prompt.0"); // there, sealed
+    expect(JSON.stringify(beneath)).not.toContain("Be brief.");
+    await store.delete({ userId: "ada" });
+    expect(await promptRecords(store, key)).toEqual([]);
+    await store.close();
+  });
+
   it("keeps a StateGraph's model calls through the saver's promptRecorder, per run", async () => {
     const store = createSqliteStore({ path: join(dir, "graph.db") });
     const model = new ChatOpenAI({ model: "gpt-test", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });

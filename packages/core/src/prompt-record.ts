@@ -285,9 +285,9 @@ async function storeCall(store: HistoryStore, key: SessionKey, call: SeenModelCa
   let next = turn;
   const parts: PromptPart[] = [];
   for (const [i, message] of call.messages.entries()) {
-    let position = found[i];
-    if (i >= human && human !== -1) position = position ?? (message.type === "system" ? undefined : next);
-    if (position !== undefined && i >= human && human !== -1) next = position + 1;
+    const ownTurn = human !== -1 && i >= human;
+    const position = found[i] ?? (ownTurn && message.type !== "system" ? next : undefined);
+    if (ownTurn && position !== undefined) next = position + 1;
     pushPart(parts, position, message.type, message.text);
   }
   const usage = await call.usage;
