@@ -95,5 +95,5 @@ export async function migrate(from: OpenedStore, to: OpenedStore, options: Migra
       `verification found ${problems.length} differences (the first ${Math.min(20, problems.length)} above); run the migration again to finish it`,
     );
   }
-  process.stdout.write(`verified ${keys.length} sessions: messages, state, titles and metadata are equal\n`);
+  process.stdout.write(`verified ${keys.length} sessions: messages, state, titles, metadata and times are equal\n`);
 }

@@ -6,7 +6,7 @@ export interface SessionSnapshot {
   key: SessionKey;
   title?: string;
   metadata?: { [field: string]: JsonValue };
-  /** Kept for the record (export); a store sets its own times when written to. */
+  /** The session's times, which a copy keeps. */
   createdAt?: number;
   lastActiveAt?: number;
   state: Record<string, JsonValue>;
@@ -78,8 +78,10 @@ export async function writeSnapshot(target: HistoryStore, snapshot: SessionSnaps
     if (result.appended) appended += chunk.length;
   }
   for (const name of Object.keys(snapshot.state)) await target.setState(key, name, snapshot.state[name] as JsonValue);
-  if (snapshot.title !== undefined || snapshot.metadata !== undefined) {
-    await target.setInfo(key, { title: snapshot.title ?? null, metadata: snapshot.metadata ?? null });
+  // Last, so that the copy's own writes do not leave the migration's time as the session's activity.
+  const { title, metadata, createdAt, lastActiveAt } = snapshot;
+  if (title !== undefined || metadata !== undefined || createdAt !== undefined || lastActiveAt !== undefined) {
+    await target.setInfo(key, { title: title ?? null, metadata: metadata ?? null, createdAt, lastActiveAt });
   }
   return appended;
 }
@@ -96,6 +98,7 @@ export function compareSnapshots(source: SessionSnapshot, target: SessionSnapsho
   if (JSON.stringify(sorted(source.state)) !== JSON.stringify(sorted(target.state))) problems.push("state differs");
   if (source.title !== target.title) problems.push("title differs");
   if (JSON.stringify(source.metadata ?? null) !== JSON.stringify(target.metadata ?? null)) problems.push("metadata differs");
+  if (source.createdAt !== target.createdAt || source.lastActiveAt !== target.lastActiveAt) problems.push("times differ");
   return problems;
 }
 

@@ -16,7 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SESSIONS = 1_000;
 const keyOf = (i: number): SessionKey => ({ userId: `u${i % 40}`, conversationId: `c${i}` });
 
-/** 1,000 sessions: every tenth with one message of every kind and every field, all with state, most with a title and metadata. */
+/** When session `i` was made: a minute apart, in 2024, so that a copy made now that lost them would show. */
+const madeAt = (i: number) => Date.UTC(2024, 2, 1) + i * 60_000;
+
+/** 1,000 sessions: every tenth with one message of every kind and every field, all with state and dated, most with a title and metadata. */
 async function seed(url: string): Promise<void> {
   const { store } = await openStore(url, { create: true });
   try {
@@ -26,7 +29,8 @@ async function seed(url: string): Promise<void> {
       await store.append(key, messages);
       if (i % 3 === 0) await store.append(key, [new HumanMessage(`follow-up ${i}`)]);
       await store.setState(key, "summary", { text: `summary ${i}`, folded: i });
-      if (i % 4 !== 1) await store.setInfo!(key, { title: `Conversation ${i}`, metadata: { n: i, tags: ["a", "ü"], nested: { ok: i % 2 === 0 } } });
+      if (i % 4 !== 1) await store.setInfo(key, { title: `Conversation ${i}`, metadata: { n: i, tags: ["a", "ü"], nested: { ok: i % 2 === 0 } } });
+      await store.setInfo(key, { createdAt: madeAt(i), lastActiveAt: madeAt(i) + (i % 7) * 1_000 });
     }
   } finally {
     await store.close();
@@ -38,7 +42,7 @@ function migrateArgs(from: string, to: string): string[] {
 }
 
 describe("memoria migrate", () => {
-  it("carries 1,000 sessions SQLite → Redis → PostgreSQL → MySQL → MongoDB → file → SQLite, every message, field, state and title, finishing an interrupted step without duplicates", async () => {
+  it("carries 1,000 sessions SQLite → Redis → PostgreSQL → MySQL → MongoDB → file → SQLite, every message, field, state, title and time, finishing an interrupted step without duplicates", async () => {
     const tag = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
     const chain = [
       `sqlite:${join(dir, "first.db")}`,
@@ -81,7 +85,7 @@ describe("memoria migrate", () => {
       expect(done.stdout).toContain("verified 1000 sessions");
     }
 
-    // Both ends hold the same: each session's messages (every field, in the codec's form), state, title and metadata.
+    // Both ends hold the same: each session's messages (every field, in the codec's form), state, title, metadata and times.
     const first = await openStore(chain[0] as string);
     const last = await openStore(chain[chain.length - 1] as string);
     try {
@@ -92,6 +96,12 @@ describe("memoria migrate", () => {
         total += target.messages.length;
       }
       expect(Number(appended) + Number(already)).toBe(total);
+      // So a user's conversations are listed in the order they were, newest activity first.
+      const [before, after] = await Promise.all([first.store.recent({ userId: "u7" }), last.store.recent({ userId: "u7" })]);
+      expect(after.sessions.map((info) => [info.key, info.createdAt, info.lastActiveAt])).toEqual(
+        before.sessions.map((info) => [info.key, info.createdAt, info.lastActiveAt]),
+      );
+      expect(after.sessions[0]?.key).toEqual(keyOf(967));
     } finally {
       await Promise.all([first.store.close(), last.store.close()]);
     }

@@ -207,6 +207,8 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       const session = touch(id) ?? open(id);
       if (checked.title !== undefined) session.title = checked.title ?? undefined;
       if (checked.metadata !== undefined) session.metadata = checked.metadata ?? undefined;
+      if (checked.createdAt !== undefined) session.createdAt = checked.createdAt;
+      if (checked.lastActiveAt !== undefined) session.activeAt = checked.lastActiveAt;
       renew(session);
     },
 

@@ -26,6 +26,13 @@ export interface SessionInfo {
 export interface InfoPatch {
   title?: string | null;
   metadata?: { [field: string]: JsonValue } | null;
+  /**
+   * The session's times (epoch ms), for a copy that keeps a conversation's dates:
+   * `memoria migrate` and `import` set the source's. A later append sets the activity
+   * time as always.
+   */
+  createdAt?: number;
+  lastActiveAt?: number;
 }
 
 export interface InfoPage {
@@ -49,7 +56,11 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export interface CheckedPatch {
   title: string | null | undefined;
   metadata: string | null | undefined;
+  createdAt: number | undefined;
+  lastActiveAt: number | undefined;
 }
+
+const PATCH_FIELDS = new Set(["title", "metadata", "createdAt", "lastActiveAt"]);
 
 /** Checks a patch; a bad title or metadata gets a typed error naming it, before anything is written. */
 export function checkInfoPatch(patch: InfoPatch): CheckedPatch {
@@ -57,11 +68,22 @@ export function checkInfoPatch(patch: InfoPatch): CheckedPatch {
     throw new MemoriaError("INVALID_ARGUMENT", 'setInfo() takes an object such as { title: "Trip to Paris" }.');
   }
   for (const field of Object.keys(patch)) {
-    if (field !== "title" && field !== "metadata") {
-      throw new MemoriaError("INVALID_ARGUMENT", `setInfo() knows "title" and "metadata", not ${JSON.stringify(field)}.`);
+    if (!PATCH_FIELDS.has(field)) {
+      throw new MemoriaError("INVALID_ARGUMENT", `setInfo() knows "title", "metadata", "createdAt" and "lastActiveAt", not ${JSON.stringify(field)}.`);
     }
   }
-  const { title, metadata } = patch;
+  const { title, metadata, createdAt, lastActiveAt } = patch;
+  for (const [field, time] of [
+    ["createdAt", createdAt],
+    ["lastActiveAt", lastActiveAt],
+  ] as const) {
+    if (time !== undefined && (!Number.isSafeInteger(time) || time < 0)) {
+      throw new MemoriaError("INVALID_ARGUMENT", `setInfo() option "${field}" must be a time in epoch milliseconds, got ${JSON.stringify(time)}.`);
+    }
+  }
+  if (createdAt !== undefined && lastActiveAt !== undefined && createdAt > lastActiveAt) {
+    throw new MemoriaError("INVALID_ARGUMENT", 'setInfo() option "createdAt" must not be after "lastActiveAt".');
+  }
   if (title !== undefined && title !== null) {
     if (typeof title !== "string" || title.length === 0 || title.length > MAX_TITLE_LENGTH || CONTROL.test(title)) {
       throw new MemoriaError(
@@ -70,7 +92,7 @@ export function checkInfoPatch(patch: InfoPatch): CheckedPatch {
       );
     }
   }
-  return { title, metadata: metadata === undefined || metadata === null ? metadata : metadataText(metadata) };
+  return { title, metadata: metadata === undefined || metadata === null ? metadata : metadataText(metadata), createdAt, lastActiveAt };
 }
 
 function metadataText(metadata: unknown): string {

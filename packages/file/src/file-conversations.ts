@@ -7,11 +7,13 @@ import type { Paths } from "./session-ledger.js";
 
 /**
  * Where a session's title and metadata live: an entry of its state file that no
- * state name can be (state names start with a letter).
+ * state name can be (state names start with a letter). A creation time set by
+ * `setInfo` is kept there too (`ca`), over the file header's; a last-activity time
+ * set by `setInfo` is the session file's modification time, as activity always is.
  */
 export const INFO_ENTRY = "@info";
 
-type Stored = { ti?: string; md?: string };
+type Stored = { ti?: string; md?: string; ca?: number };
 
 /** The state file's info entry after `patch`. */
 export function patchedInfo(state: Record<string, JsonValue>, patch: CheckedPatch): Record<string, JsonValue> {
@@ -21,8 +23,10 @@ export function patchedInfo(state: Record<string, JsonValue>, patch: CheckedPatc
   const metadata = patch.metadata === undefined ? before.md : patch.metadata;
   if (title !== null && title !== undefined) next.ti = title;
   if (metadata !== null && metadata !== undefined) next.md = metadata;
+  const createdAt = patch.createdAt ?? before.ca;
+  if (createdAt !== undefined) next.ca = createdAt;
   const out = { ...state };
-  if (next.ti === undefined && next.md === undefined) delete out[INFO_ENTRY];
+  if (Object.keys(next).length === 0) delete out[INFO_ENTRY];
   else out[INFO_ENTRY] = next;
   return out;
 }
@@ -42,7 +46,7 @@ async function infoOf(ctx: FileInfoContext, found: FoundSession, p: Paths, stats
   return {
     id: found.id,
     key: found.key,
-    createdAt: found.createdAt,
+    createdAt: stored.ca ?? found.createdAt,
     lastActiveAt: found.lastActiveAt,
     messageCount: count,
     title: stored.ti,

@@ -130,6 +130,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
           const entry = await ledger.catchUp(p);
           if (entry.offset === 0) await ledger.write(key, p, entry, ""); // a session with info only: its header
           await replaceFile(p.state, JSON.stringify(patchedInfo(await readState(p), patch)));
+          if (patch.lastActiveAt !== undefined) await utimes(p.file, new Date(), new Date(patch.lastActiveAt)); // activity is the file's time
         }),
       );
     },

@@ -125,10 +125,12 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       const changes: Partial<SessionDoc> = {};
       if (patch.title !== undefined) changes.ti = patch.title;
       if (patch.metadata !== undefined) changes.md = patch.metadata;
+      if (patch.createdAt !== undefined) changes.c = patch.createdAt;
+      if (patch.lastActiveAt !== undefined) changes.a = patch.lastActiveAt;
       return guarded((c) =>
         withAppendLock(key, fence, async (doc) => {
           await settle(c, doc);
-          await c.sessions.updateOne({ _id: doc._id }, { $set: { ...changes, e: expiry(), ...created(doc) } });
+          await c.sessions.updateOne({ _id: doc._id }, { $set: { e: expiry(), ...created(doc), ...changes } });
         }),
       );
     },

@@ -81,11 +81,14 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
     return keys;
   }
 
-  /** Runs a state or info script, which also writes the session's index entries; `LOCK_LOST` if its fence failed. */
-  async function sessionWrite({ key, id }: EngineSession, fence: string | undefined, script: typeof SET_STATE, args: string[]) {
-    const now = Date.now();
+  /**
+   * Runs a state or info script, which also writes the session's index entries; `LOCK_LOST` if its fence failed.
+   * `activeAt`: a last-activity time the write sets (an info write's), which the activity sets take as the session's score.
+   */
+  async function sessionWrite({ key, id }: EngineSession, fence: string | undefined, script: typeof SET_STATE, args: string[], activeAt?: number) {
+    const now = activeAt ?? Date.now();
     const done = await guarded(async (r) =>
-      Number(await script.run(r, await indexedKeys(r, key, id, now, false), [ttlArg, JSON.stringify(key), now, fence ?? "", id, ...args])),
+      Number(await script.run(r, await indexedKeys(r, key, id, now, activeAt !== undefined), [ttlArg, JSON.stringify(key), now, fence ?? "", id, ...args])),
     );
     return done === -1 ? LOCK_LOST : undefined;
   }
@@ -158,7 +161,9 @@ export function createRedisStore(options: RedisStoreOptions = {}): HistoryStore 
       const pairs: string[] = [];
       if (patch.title !== undefined) pairs.push("ti", patch.title ?? "");
       if (patch.metadata !== undefined) pairs.push("md", patch.metadata ?? "");
-      return sessionWrite(session, fence, SET_INFO, pairs);
+      if (patch.createdAt !== undefined) pairs.push("c", String(patch.createdAt));
+      if (patch.lastActiveAt !== undefined) pairs.push("a", String(patch.lastActiveAt));
+      return sessionWrite(session, fence, SET_INFO, pairs, patch.lastActiveAt);
     },
     recent: (match, page) => guarded((r) => recentSessions(r, layout, match, page)),
 

@@ -112,17 +112,21 @@ return 1
 `);
 
 /**
- * Sets or removes a session's title and metadata, creating the session if needed.
- * KEYS: as SET_STATE. ARGV: ttl, key JSON, now, lock token, the session's encoded
- * key, then pairs of field ("ti", "md") and value ("" removes it). Returns 1, or -1
- * when the lock is not the token's.
+ * Sets or removes a session's title and metadata, or sets its times, creating the
+ * session if needed. KEYS: as SET_STATE. ARGV: ttl, key JSON, now, lock token, the
+ * session's encoded key, then pairs of field ("ti", "md", "c", "a") and value (""
+ * removes it). A last-activity time ("a") is passed as `now` too, so that the
+ * activity sets order the session by it. Returns 1, or -1 when the lock is not the
+ * token's.
  */
 export const SET_INFO = new Script(`
 ${FENCE(4)}
+local active = false
 for i = 6, #ARGV, 2 do
+  if ARGV[i] == 'a' then active = true end
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[6], ARGV[i]) else redis.call('HSET', KEYS[6], ARGV[i], ARGV[i + 1]) end
 end
-${TOUCH}${INDEXED(7, 5, 1, 3, "false")}
+${TOUCH}${INDEXED(7, 5, 1, 3, "active")}
 return 1
 `);
 

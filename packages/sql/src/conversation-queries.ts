@@ -48,10 +48,15 @@ export function conversationQueries(dialect: SqlDialect, t: Tables, writer: Turn
     async setInfo({ key, id }: EngineSession, patch: CheckedPatch, token: string | undefined): Promise<void> {
       const sets: string[] = [];
       const params: unknown[] = [];
-      for (const column of ["title", "metadata"] as const) {
-        if (patch[column] === undefined) continue;
+      for (const [column, value] of [
+        ["title", patch.title],
+        ["metadata", patch.metadata],
+        ["created_at", patch.createdAt],
+        ["active_at", patch.lastActiveAt],
+      ] as const) {
+        if (value === undefined) continue;
         sets.push(`${column} = ?`);
-        params.push(patch[column]);
+        params.push(value);
       }
       await ready();
       await dialect.transaction(function* () {

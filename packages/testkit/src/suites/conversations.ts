@@ -68,6 +68,36 @@ export function conversationsSuite(setup: StoreSuiteSetup): void {
       expect((await store().recent({ userId: key.userId })).sessions.map((s) => s.title)).toEqual(["Draft"]);
     });
 
+    it("takes a session's times from setInfo (a copy keeps its dates), orders recent by them, and an append moves activity on", async () => {
+      const userId = `u-${crypto.randomUUID()}`;
+      const [old, mid, fresh] = ["old", "mid", "fresh"].map((conversationId) => ({ userId, conversationId })) as [
+        { userId: string; conversationId: string },
+        { userId: string; conversationId: string },
+        { userId: string; conversationId: string },
+      ];
+      for (const key of [old, mid, fresh]) {
+        await store().append(key, numbered(1));
+        await tick();
+      }
+      const day = 86_400_000;
+      const then = Date.UTC(2024, 0, 15, 9, 30);
+      await store().setInfo(old, { createdAt: then, lastActiveAt: then + 2 * day });
+      await store().setInfo(mid, { lastActiveAt: then + 5 * day });
+      expect(await store().info(old)).toMatchObject({ createdAt: then, lastActiveAt: then + 2 * day, messageCount: 1 });
+      expect((await store().info(mid))?.lastActiveAt).toBe(then + 5 * day);
+      expect((await recentAll(store(), { userId }, 2)).map((s) => s.key.conversationId)).toEqual(["fresh", "mid", "old"]);
+      // A session made by its info alone, dated.
+      const draft = { userId, conversationId: "draft" };
+      await store().setInfo(draft, { title: "Imported", createdAt: then - day, lastActiveAt: then - day });
+      expect(await store().info(draft)).toMatchObject({ key: draft, createdAt: then - day, lastActiveAt: then - day, messageCount: 0, title: "Imported" });
+      const before = Date.now();
+      await store().append(old, numbered(1));
+      const moved = await store().info(old);
+      expect(moved?.createdAt).toBe(then);
+      expect(moved?.lastActiveAt).toBeGreaterThanOrEqual(before - 1_000);
+      expect((await recentAll(store(), { userId }, 10)).map((s) => s.key.conversationId)).toEqual(["old", "fresh", "mid", "draft"]);
+    });
+
     it("refuses a bad title or metadata with a typed error, writing nothing", async () => {
       const key = { sessionId: `bad-${crypto.randomUUID()}` };
       const bad: unknown[] = [
@@ -81,6 +111,10 @@ export function conversationsSuite(setup: StoreSuiteSetup): void {
         { metadata: { n: Number.NaN } },
         { metadata: { big: "x".repeat(70_000) } },
         { colour: "red" },
+        { createdAt: -1 },
+        { lastActiveAt: 1.5 },
+        { createdAt: "yesterday" },
+        { createdAt: 10, lastActiveAt: 5 },
         null,
       ];
       for (const patch of bad) {
