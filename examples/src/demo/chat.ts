@@ -21,13 +21,13 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { OpenAIEmbeddings } from "@langchain/openai";
+import type { Embeddings } from "@langchain/core/embeddings";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { type HistoryStore, type MemoryStrategy, MemoriaError, PromptPrinter, RunnableWithMessageHistory, wholeHistory } from "@memoria/core";
 import { combineMemory, summaryBufferMemory, windowMemory } from "@memoria/memory";
-import { HashingEmbeddings, factMemory, recallMemory } from "@memoria/memory/long-term";
+import { factMemory, recallMemory } from "@memoria/memory/long-term";
 import { DEFAULT_SQLITE_PATH, createSqliteStore } from "@memoria/sql";
-import { chooseModel } from "./model.js";
+import { chooseEmbeddings, chooseModel } from "./model.js";
 
 export interface DemoIo {
   write: (text: string) => void;
@@ -94,10 +94,11 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       return 0;
     }
     const env = io.env ?? process.env;
-    const { model, description } = chooseModel(env);
+    const { model, description } = await chooseModel(env);
+    const embeddings = await chooseEmbeddings(env);
     if (values.summary) memory = summaryBufferMemory({ model, maxTokens });
     const session = { user, sessionId: values.session as string };
-    let chat = openChat({ store, model, memory, longTerm: values.user !== undefined, env });
+    let chat = openChat({ store, model, embeddings, memory, longTerm: values.user !== undefined });
     const config = () => ({
       configurable: { userId: session.user, sessionId: session.sessionId },
       callbacks: values.verbose ? [new PromptPrinter(io.write)] : [],
@@ -122,7 +123,7 @@ export async function runDemo(argv: string[], io: DemoIo): Promise<number> {
       await chat.idle(); // what the last session taught is remembered in the next
       if (name === "/user") {
         session.user = argument;
-        if (!chat.longTerm) chat = openChat({ store, model, memory, longTerm: true, env });
+        if (!chat.longTerm) chat = openChat({ store, model, embeddings, memory, longTerm: true });
       } else session.sessionId = argument;
       return `now ${await where()}`;
     };
@@ -153,18 +154,17 @@ const COMMANDS = "commands: /help, /user NAME (talk as NAME, with long-term memo
 interface ChatOptions {
   store: HistoryStore;
   model: BaseChatModel;
+  /** For recall of earlier conversations. */
+  embeddings: Embeddings;
   /** What reaches the model from this session. */
   memory: MemoryStrategy;
   /** Facts and recall across the user's sessions, worked out after each saved turn. */
   longTerm: boolean;
-  env: NodeJS.ProcessEnv;
 }
 
 /** The demo's chain: a system prompt, the history, the input; and a way to wait for long-term memory's work. */
-function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
-  const combined = longTerm
-    ? combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings: embeddingsFor(env), scope: ["userId"] }), memory)
-    : undefined;
+function openChat({ store, model, embeddings, memory, longTerm }: ChatOptions) {
+  const combined = longTerm ? combineMemory(factMemory({ model, scope: ["userId"] }), recallMemory({ embeddings, scope: ["userId"] }), memory) : undefined;
   const prompt = ChatPromptTemplate.fromMessages([["system", "You are memoria's demo assistant."], new MessagesPlaceholder("history"), ["human", "{input}"]]);
   const runnable = new RunnableWithMessageHistory({
     runnable: prompt.pipe(model),
@@ -176,17 +176,6 @@ function openChat({ store, model, memory, longTerm, env }: ChatOptions) {
     recordPrompts: true, // so `pnpm studio` shows what the model saw in each turn
   });
   return { runnable, longTerm, idle: async () => combined?.idle() };
-}
-
-/** OpenAI-compatible embeddings when OPENAI_EMBEDDINGS_MODEL names one; otherwise offline hashing embeddings. */
-function embeddingsFor(env: NodeJS.ProcessEnv) {
-  const model = env.OPENAI_EMBEDDINGS_MODEL;
-  if (!model) return new HashingEmbeddings();
-  return new OpenAIEmbeddings({
-    model,
-    apiKey: env.OPENAI_API_KEY ?? "not-needed",
-    configuration: env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : undefined,
-  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

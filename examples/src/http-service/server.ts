@@ -19,7 +19,7 @@ const tokens = new Map(
   (process.env.MEMORIA_DEMO_TOKENS ?? "alice-token:alice,bob-token:bob,support-token:support").split(",").map((pair) => pair.split(":") as [string, string]),
 );
 const store = createSqliteStore({ path: process.env.MEMORIA_DB ?? "./.memoria/http-service.db" });
-const { model, description } = chooseModel();
+const { model, description } = await chooseModel();
 const support = new Set((process.env.MEMORIA_DEMO_SUPPORT ?? "support").split(","));
 const server = createChatService({
   store,

@@ -16,13 +16,15 @@ export function studioCommand(program: Command): void {
       const opened = await openStore(options.store);
       const store = await throughKeys(opened.store, options.keys);
       const studio = await startStudio({ store, label: opened.label, write: options.write === true, port });
-      process.stdout.write(
-        `memoria studio for ${opened.label}${options.write ? " (write actions on)" : ""}:\n  ${studio.url}\n(open it in a browser; Ctrl-C stops the studio)\n`,
-      );
-      await new Promise<void>((resolve) => {
+      // Listening before the line that says Ctrl-C stops it: a Ctrl-C right after that line would otherwise end the process by the signal.
+      const stopped = new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
       });
+      process.stdout.write(
+        `memoria studio for ${opened.label}${options.write ? " (write actions on)" : ""}:\n  ${studio.url}\n(open it in a browser; Ctrl-C stops the studio)\n`,
+      );
+      await stopped;
       await studio.close();
       await store.close();
     });
