@@ -218,15 +218,20 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
     freezeTable: (table) => `SELECT session_id FROM ${table} FOR UPDATE`,
     // Deleted rows stay in InnoDB's pages until purge and in its redo log until it wraps: see docs/faults-and-erasure.md.
     afterErase: async () => {},
+    // One statement, committed on its own: one that lost to another (InnoDB breaks a deadlock
+    // between two lock takes' upserts by rolling one back) did not apply, and is run again.
     execute: <T>(step: SqlStep) =>
-      withConnection(async (connection, broken) => {
-        try {
-          return (await execute(connection, step)) as T;
-        } catch (error) {
-          if (error instanceof TimedOut || (error as { fatal?: boolean })?.fatal) broken();
-          throw typedError(error);
-        }
-      }),
+      retried(() =>
+        withConnection(async (connection, broken) => {
+          try {
+            return (await execute(connection, step)) as T;
+          } catch (error) {
+            if (error instanceof TimedOut || (error as { fatal?: boolean })?.fatal) broken();
+            if (RETRIED.has((error as { code?: string })?.code as string)) throw new LostToAnother(error);
+            throw typedError(error);
+          }
+        }),
+      ),
     transaction,
     ...(scripts ? { inOneTrip, script: (sql: string, params: readonly unknown[]) => retried(() => runScript(sql, params)) } : {}),
     // DDL commits as it runs on MySQL, so a migration is not one transaction: a named lock keeps processes that start at once from migrating twice.

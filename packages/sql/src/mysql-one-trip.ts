@@ -87,7 +87,8 @@ function build(
     const n = Math.min(perStatement, count - from);
     statements.push(`INSERT INTO ${t.messages} (session_id, seq, turn_id, payload) ${rows(n, (i) => `SELECT ?, @memoria_end - ${count - from - i}, ?, ?`)}`);
   }
-  if (releasing) statements.push(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ? AND @memoria_passed > 0 AND @memoria_expired = 0`);
+  if (releasing)
+    statements.push(`UPDATE ${t.locks} SET owner = '', expires_at = 0 WHERE session_id = ? AND owner = ? AND @memoria_passed > 0 AND @memoria_expired = 0`);
   statements.push("SELECT @memoria_passed AS passed, @memoria_expired AS expired, @memoria_before AS stored_before, @memoria_ok AS inserted", "COMMIT");
   return statements.join(";\n");
 }

@@ -83,7 +83,7 @@ function build(t: Tables, nowMs: string, ttlMs: number | undefined, fieldCount: 
   const fence = !fenced
     ? undefined
     : releasing
-      ? `DELETE FROM ${t.locks} WHERE ${lockRow} RETURNING 1`
+      ? `UPDATE ${t.locks} SET owner = '', expires_at = 0 WHERE ${lockRow} RETURNING 1`
       : `SELECT 1 FROM ${t.locks} WHERE ${lockRow} FOR UPDATE`;
   return `${gate(t, nowMs, fence)},
   turn AS (

@@ -35,7 +35,7 @@ export function tableLock(
     },
     renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
     async release() {
-      await change(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, owner]);
+      await change(releaseStatement(t), [id, owner]);
     },
   };
   if (send && lockedReads) {
@@ -71,6 +71,19 @@ function takeStatement(dialect: SqlDialect, t: Tables, ttlMs: number): string {
   return `${insert}
          ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
          WHERE ${t.locks}.expires_at <= ${dialect.nowMs} OR ${t.locks}.owner = excluded.owner`;
+}
+
+/**
+ * Gives a lock back by clearing its row rather than deleting it: a turn takes and
+ * gives back its session's lock row, and a deleted row is a dead tuple (with an index
+ * entry) on PostgreSQL until autovacuum's next pass, so a busy session's lookups slowed
+ * turn after turn; an update of columns no index holds is a heap-only tuple that the
+ * page prunes by itself. The cleared owner matches no token, so the fence and a renewal
+ * fail as for a deleted row, and the next take finds it expired. Erasure and `prune`
+ * still delete rows.
+ */
+export function releaseStatement(t: Tables): string {
+  return `UPDATE ${t.locks} SET owner = '', expires_at = 0 WHERE session_id = ? AND owner = ?`;
 }
 
 /**

@@ -5,7 +5,7 @@ import { type AppendRequest, type OneStatementOutcome, oneStatementAppend } from
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
 import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
-import { checkFence } from "./table-lock.js";
+import { checkFence, releaseStatement } from "./table-lock.js";
 
 const ROW_PARAMS = 4;
 
@@ -112,7 +112,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
       );
     }
     if (!release) return { appended: true };
-    yield* run(`DELETE FROM ${t.locks} WHERE session_id = ? AND owner = ?`, [id, token]);
+    yield* run(releaseStatement(t), [id, token]);
     return { appended: true, released: true };
   }
 

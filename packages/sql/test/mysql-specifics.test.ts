@@ -122,7 +122,7 @@ describe("mysql specifics", () => {
         "SELECT next_seq, (expires_at",
         "INSERT INTO memoria_turns",
         "INSERT INTO memoria_messages",
-        "DELETE FROM memoria_locks",
+        "UPDATE memoria_locks SET",
         "COMMIT",
       ]);
       expect(costs[1]).toEqual(costs[0]);
@@ -176,6 +176,26 @@ describe("mysql specifics", () => {
       expect(refused).toMatchObject({ code: "STORE_UNAVAILABLE", outcome: "not-stored" });
       expect(sent.filter((s) => s === "START TRANSACTION").length).toBe(5);
       expect(await retried.count(key)).toBe(1);
+    } finally {
+      await retried.close();
+    }
+  });
+
+  it("runs a lone statement InnoDB rolled back for a deadlock again: two lock takes' upserts deadlock under contention (5 tries, then typed)", async () => {
+    const sent: string[] = [];
+    let deadlocks = 2;
+    const take = (sql: string) => sql.startsWith("INSERT INTO memoria_locks");
+    const retried = createMysqlStore({ pool: watchedPool(sent, (sql) => (take(sql) && deadlocks-- > 0 ? deadlock() : undefined)) });
+    const key = { sessionId: `lock-deadlock-${crypto.randomUUID()}` };
+    try {
+      const lock = await retried.lock(key);
+      expect(sent.filter((s) => s.startsWith("INSERT INTO memoria_locks")).length).toBe(3);
+      await lock.release();
+      deadlocks = Number.POSITIVE_INFINITY;
+      sent.length = 0;
+      const refused = await retried.lock(key, { waitMs: 0 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: "STORE_UNAVAILABLE" });
+      expect(sent.filter((s) => s.startsWith("INSERT INTO memoria_locks")).length).toBe(5);
     } finally {
       await retried.close();
     }
