@@ -16,7 +16,6 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { createFileStore } from "@memoria/file";
 import { median } from "./measure.js";
-import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
 
 const PHASES = ["lock", "read", "append", "release"] as const;
 const ROUNDS = 15;
@@ -37,16 +36,14 @@ try {
     const sums = { lock: 0, read: 0, append: 0, release: 0, bare: 0 };
     for (let turn = 0; turn < TURNS; turn++) {
       const a = now();
-      const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
+      const opened = await store.openTurn(key);
       const b = now();
       await store.read(key, { last: 20 });
       const c = now();
-      const releasing: TurnAppendOptions = { lock, release: true };
-      const result: TurnAppendResult = await store.append(key, [new HumanMessage(text(n)), new AIMessage(text(n + 1))], releasing);
+      await opened.save([new HumanMessage(text(n)), new AIMessage(text(n + 1))], { last: true });
       n += 2;
       const d = now();
-      if (result.released) (lock as ReleasableLock).markReleased?.();
-      else await lock.release();
+      await opened.release();
       const e = now();
       const handle = await open(bareFile, "a", 0o600);
       await handle.write(line);

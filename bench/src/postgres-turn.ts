@@ -46,7 +46,7 @@ async function block(work: (key: { sessionId: string }) => Promise<unknown>): Pr
 }
 
 const contenders: Record<string, (key: { sessionId: string }) => Promise<unknown>> = {
-  "lock with its read, release": async (key) => (await lock(key, { read: {} })).release(),
+  "turn with its read, release": async (key) => (await store.openTurn(key, { read: {} })).release(),
   "lock, read, release": async (key) => {
     const held = await lock(key);
     await store.read(key);

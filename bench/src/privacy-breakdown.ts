@@ -19,7 +19,6 @@ import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import Database from "better-sqlite3";
-import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const TURNS = Number(process.argv[2] ?? 3_000);
 const PHASES = ["lock", "read", "append", "release"] as const;
@@ -45,17 +44,16 @@ const turnMessages = (pad = "") => [
 async function turn(store: HistoryStore, times: Record<Phase, number>, pad?: string): Promise<void> {
   const key = { sessionId: "breakdown" };
   let t = now();
-  const lock = await store.lock!(key);
+  const opened = await store.openTurn(key);
   times.lock += now() - t;
   t = now();
   await store.read(key, { last: 20 });
   times.read += now() - t;
   t = now();
-  const releasing: TurnAppendOptions = { lock, release: true };
-  await store.append(key, turnMessages(pad), releasing);
+  await opened.save(turnMessages(pad), { last: true });
   times.append += now() - t;
   t = now();
-  await lock.release();
+  await opened.release();
   times.release += now() - t;
 }
 

@@ -65,9 +65,7 @@ export function sqliteEngine(path: string): StoreEngine {
       return rows.map((row) => row.payload);
     },
 
-    async count({ id }) {
-      return countOf(id);
-    },
+    count: async ({ id }) => countOf(id),
 
     async append({ id }, payloads, turn) {
       return write(() => {
@@ -85,13 +83,10 @@ export function sqliteEngine(path: string): StoreEngine {
       });
     },
 
-    async getState({ id }, name) {
-      return one<{ value: string }>("SELECT value FROM state WHERE id = ? AND name = ?", id, name)?.value;
-    },
+    getState: async ({ id }, name) => one<{ value: string }>("SELECT value FROM state WHERE id = ? AND name = ?", id, name)?.value,
 
-    async getAllState({ id }) {
-      return all<{ name: string; value: string }>("SELECT name, value FROM state WHERE id = ?", id).map((row) => [row.name, row.value] as const);
-    },
+    getAllState: async ({ id }) =>
+      all<{ name: string; value: string }>("SELECT name, value FROM state WHERE id = ?", id).map((row) => [row.name, row.value] as const),
 
     async setState({ id }, name, json, fence) {
       return write(() => {
@@ -102,9 +97,8 @@ export function sqliteEngine(path: string): StoreEngine {
     },
 
     // Every session, in id order: the kit keeps those the filter lists.
-    async list(_match, { after, limit }) {
-      return all<{ id: string }>("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", after ?? "", limit).map((row) => row.id);
-    },
+    list: async (_match, { after, limit }) =>
+      all<{ id: string }>("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", after ?? "", limit).map((row) => row.id),
 
     async info({ id }) {
       type Row = { created_at: number; active_at: number; title: string | null; metadata: string | null };
@@ -117,8 +111,8 @@ export function sqliteEngine(path: string): StoreEngine {
       return write(() => {
         if (!fenceHeld(id, fence)) return LOCK_LOST;
         touch(id, false);
-        if (patch.title !== undefined) run("UPDATE sessions SET title = ? WHERE id = ?", patch.title, id);
-        if (patch.metadata !== undefined) run("UPDATE sessions SET metadata = ? WHERE id = ?", patch.metadata, id);
+        const columns = { title: patch.title, metadata: patch.metadata, created_at: patch.createdAt, active_at: patch.lastActiveAt };
+        for (const [column, value] of Object.entries(columns)) if (value !== undefined) run(`UPDATE sessions SET ${column} = ? WHERE id = ?`, value, id);
       });
     },
 
@@ -133,9 +127,7 @@ export function sqliteEngine(path: string): StoreEngine {
       });
     },
 
-    async trim({ id }, oldest) {
-      return write(() => cut(id, "ASC", oldest));
-    },
+    trim: async ({ id }, oldest) => write(() => cut(id, "ASC", oldest)),
 
     // A lease in the locks table: taken when free, expired, or already this owner's.
     lock({ id }, owner, ttlMs) {
@@ -153,8 +145,6 @@ export function sqliteEngine(path: string): StoreEngine {
       };
     },
 
-    async close() {
-      db.close();
-    },
+    close: async () => void db.close(),
   };
 }

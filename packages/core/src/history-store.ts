@@ -8,6 +8,7 @@ import type { SessionKey, SessionKeyFilter } from "./session-key.js";
 import type { InfoPage, InfoPatch, SessionInfo } from "./session-info.js";
 import type { TailReplacement } from "./message-edits.js";
 import type { RecallIndex } from "./recall-index.js";
+import type { OpenTurn, TurnOptions } from "./open-turn.js";
 
 export interface ReadOptions {
   /**
@@ -90,13 +91,6 @@ export interface LockOptions {
    */
   waitMs?: number;
   signal?: AbortSignal;
-  /**
-   * Also read the session's messages as the lock is taken, in the same step where
-   * the store can (Redis: one script, so a turn costs one round trip fewer). They
-   * are the lock's `messages`: exactly what a `read(key, read)` right after taking
-   * it would return. A store that cannot leaves `messages` undefined: read then.
-   */
-  read?: ReadOptions;
 }
 
 /** The lease of a turn lock when none is given. */
@@ -115,8 +109,6 @@ export interface TurnLock {
   readonly lost: boolean;
   /** Stops renewing and gives the lock back. Safe to call twice; never rejects (a lock that cannot be released expires). */
   release(): Promise<void>;
-  /** With `LockOptions.read`, where the store could: the session's messages as the lock was taken. */
-  messages?: BaseMessage[];
 }
 
 /**
@@ -210,6 +202,11 @@ export interface HistoryStore {
    * shared (`capabilities.crossProcessLock`), else within this process.
    */
   lock(key: SessionKey, options?: LockOptions): Promise<TurnLock>;
+  /**
+   * Opens a turn of the session: takes its turn lock (as `lock` does) and reads the
+   * history `options.read` asks for under it. A store on the store kit has it.
+   */
+  openTurn(key: SessionKey, options?: TurnOptions): Promise<OpenTurn>;
   /**
    * Deletes the sessions that expired (`ttlSeconds`) now, rather than leaving them to
    * the next write that meets them; resolves with how many went. Reads never return

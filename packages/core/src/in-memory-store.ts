@@ -1,6 +1,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { listedBy } from "./scope-key.js";
 import {
+  type AppendOptions,
   type AppendResult,
   type FencedWriteOptions,
   type HistoryStore,
@@ -38,9 +39,8 @@ import { StoreChatMessageHistory } from "./store-chat-history.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "./message-edits.js";
 import { type Kept, type Session, addTurn, alive, hasTurn, noteSealed } from "./in-memory-session.js";
 import { type InMemoryStoreOptions, positiveInteger } from "./in-memory-options.js";
-import { joinedReads } from "./joined-read.js";
+import { type OpenTurn, type TurnOptions, turnWith } from "./open-turn.js";
 import { stateEntries } from "./state-writes.js";
-import type { TurnAppendOptions } from "./turn-hints.js";
 import { type InfoPage, type InfoPatch, type SessionInfo, checkInfoPatch, recentPage, sessionInfo } from "./session-info.js";
 
 /**
@@ -75,6 +75,32 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     const copies: BaseMessage[] = [];
     for (let i = from; i < kept.length; i++) copies.push(decodeMessage(kept[i] as EncodedMessage));
     return copies;
+  }
+
+  /**
+   * Appends to a checked session, unless it holds the turn id. `keepTurnId` false: the
+   * id was made up for this one call, and is repeated only after an unknown outcome,
+   * which this store never has, so it is not kept.
+   */
+  function appendTo(
+    sessionKey: SessionKey,
+    id: string,
+    messages: readonly BaseMessage[],
+    turnId: string,
+    keepTurnId: boolean,
+    fence: FencedWriteOptions | undefined,
+  ): AppendResult {
+    const encoded = encodeMessages(messages);
+    leases.check(id, sessionKey, fence);
+    const existing = touch(id);
+    if (existing && hasTurn(existing, turnId)) return { appended: false };
+    const session = existing ?? open(id);
+    session.messages.push(...encoded.map(keep));
+    noteSealed(session, encoded);
+    if (keepTurnId) addTurn(session, turnId);
+    session.activeAt = Date.now();
+    renew(session);
+    return { appended: true };
   }
 
   /** Checked state values written together (synchronously: nothing runs between them). */
@@ -152,23 +178,10 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       return session?.sealed ? refuseSealed(key, read, readOptions) : read;
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: TurnAppendOptions): Promise<AppendResult> {
+    async append(key: SessionKey, messages: readonly BaseMessage[], appendOptions?: AppendOptions): Promise<AppendResult> {
       ensureOpen();
       const sessionKey = createSessionKey(key);
-      const turnId = turnIdOf(appendOptions);
-      const encoded = encodeMessages(messages);
-      const id = encodeSessionKey(sessionKey);
-      leases.check(id, sessionKey, appendOptions);
-      const existing = touch(id);
-      if (existing && hasTurn(existing, turnId)) return { appended: false };
-      const session = existing ?? open(id);
-      session.messages.push(...encoded.map(keep));
-      noteSealed(session, encoded);
-      // A turn id made up for this one call is repeated only after an unknown outcome, which this store never has.
-      if (appendOptions?.keepTurnId !== false) addTurn(session, turnId);
-      session.activeAt = Date.now();
-      renew(session);
-      return { appended: true };
+      return appendTo(sessionKey, encodeSessionKey(sessionKey), messages, turnIdOf(appendOptions), true, appendOptions);
     },
 
     async getState(key: SessionKey, name: string): Promise<JsonValue | undefined> {
@@ -291,6 +304,50 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       return leases.lock(encodeSessionKey(sessionKey), sessionKey, lockOptions);
     },
 
+    async openTurn(key: SessionKey, turnOptions: TurnOptions = {}): Promise<OpenTurn> {
+      ensureOpen();
+      const sessionKey = createSessionKey(key);
+      const id = encodeSessionKey(sessionKey);
+      const { read, ...lockOptions } = turnOptions;
+      const last = read ? readWindow(read) : undefined;
+      const lock = await leases.lock(id, sessionKey, lockOptions);
+      const save: OpenTurn["save"] = async (messages, saveOptions) => {
+        ensureOpen();
+        return appendTo(sessionKey, id, messages, turnIdOf(saveOptions), saveOptions?.keepTurnId !== false, { lock });
+      };
+      if (!read) return turnWith(lock, undefined, save);
+      // Read when first asked, under the lock (nothing runs between the lock and a read
+      // here but the caller's own code), so the default turn can take its history
+      // joined to its input instead (historyWith): the one copy that turn makes.
+      const joined = (after: readonly BaseMessage[] | undefined): BaseMessage[] => {
+        ensureOpen();
+        const session = touch(id);
+        if (!session) return after ? [...after] : [];
+        const messages = session.messages;
+        const from = last === undefined ? 0 : Math.max(0, messages.length - last);
+        // Sealed records are refused as a read refuses them: never ciphertext to a model.
+        if (after && frozen && from === 0) {
+          if (session.sealed) refuseSealed(sessionKey, messages as BaseMessage[], read);
+          return (messages as BaseMessage[]).concat(after);
+        }
+        const copies = give(messages, from);
+        if (session.sealed) refuseSealed(sessionKey, copies, read);
+        if (after) copies.push(...after);
+        return copies;
+      };
+      let history: BaseMessage[] | undefined;
+      return {
+        lock,
+        get history() {
+          history ??= joined(undefined);
+          return history;
+        },
+        historyWith: joined,
+        save,
+        release: () => lock.release(),
+      };
+    },
+
     history(key: SessionKey) {
       return new StoreChatMessageHistory(store, createSessionKey(key));
     },
@@ -302,21 +359,6 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
       leases.clear();
     },
   };
-
-  // The wrapper's default turn: the whole history and the turn's input in one new
-  // array, the one copy a turn makes (a read and then a concat would copy twice).
-  // Sealed records are refused as a read refuses them: never ciphertext to a model.
-  joinedReads.set(store, (key, after) => {
-    ensureOpen();
-    const session = touch(sessionKeyId(key));
-    if (!session) return [...after];
-    const messages = session.messages;
-    if (frozen) return (session.sealed ? refuseSealed(key, messages as BaseMessage[], undefined) : (messages as BaseMessage[])).concat(after);
-    const copies = decodeFrom(messages, 0);
-    if (session.sealed) refuseSealed(key, copies, undefined);
-    copies.push(...after);
-    return copies;
-  });
 
   function infoOf(id: string, session: Session): SessionInfo {
     const { createdAt, activeAt, title, metadata, messages } = session;

@@ -54,6 +54,7 @@ export {
   type TurnLock,
   SEALED_ROLE,
 } from "./history-store.js";
+export type { OpenTurn, TurnOptions, TurnSaveOptions } from "./open-turn.js";
 export { type InfoPage, type InfoPatch, MAX_METADATA_BYTES, MAX_TITLE_LENGTH, type SessionInfo } from "./session-info.js";
 export { EditConflictError, type MessageEdit, type TailReplacement, planEdit } from "./message-edits.js";
 export { type BranchOptions, type EditResult, branchSession, editSession } from "./session-edits.js";

@@ -1,6 +1,6 @@
 import { LockLostError } from "./errors.js";
-import type { FencedWriteOptions, LockOptions, TurnLock } from "./history-store.js";
-import { type PolledLock, leaseOf, lockTimes, pollForLock } from "./lock-polling.js";
+import type { FencedWriteOptions, LockOptions } from "./history-store.js";
+import { type HeldLease, type PolledLock, leaseOf, lockTimes, pollForLock } from "./lock-polling.js";
 import type { SessionKey } from "./session-key.js";
 
 interface Held {
@@ -18,7 +18,7 @@ interface Held {
 export class LocalLeases {
   readonly #held = new Map<string, Held>();
 
-  lock(id: string, sessionKey: SessionKey, options: LockOptions): Promise<TurnLock> {
+  lock(id: string, sessionKey: SessionKey, options: LockOptions): Promise<HeldLease> {
     const { ttlMs } = lockTimes(options);
     const owner = crypto.randomUUID();
     const take = () => {

@@ -1,7 +1,5 @@
-import type { BaseMessage } from "@langchain/core/messages";
 import { LockTimeoutError, MemoriaError } from "./errors.js";
-import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type ReadOptions, type TurnLock, readWindow, refuseSealed } from "./history-store.js";
-import { decodeMessages } from "./message-decoding.js";
+import { DEFAULT_LOCK_TTL_MS, DEFAULT_LOCK_WAIT_MS, type LockOptions, type TurnLock } from "./history-store.js";
 import type { SessionKey } from "./session-key.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,22 +25,21 @@ export interface PolledLock {
   renew?(): Promise<boolean>;
 }
 
-/**
- * Checks lock options (the TTL, the wait, a read's window), returning the TTL and
- * wait with defaults filled in, and `read`: the window a store that reads with its
- * lock reads (`last` undefined: all), undefined when none is asked for or it holds
- * nothing (`last: 0`).
- */
-export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number; read?: { last: number | undefined } } {
+/** Checks lock options, returning the TTL and the wait with defaults filled in. */
+export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number } {
   const ttlMs = options.ttlMs ?? DEFAULT_LOCK_TTL_MS;
   const waitMs = options.waitMs ?? DEFAULT_LOCK_WAIT_MS;
   if (!Number.isFinite(ttlMs) || ttlMs < 1)
     throw new MemoriaError("INVALID_ARGUMENT", `Lock option "ttlMs" must be a number of milliseconds >= 1, got ${ttlMs}.`);
   if (!Number.isFinite(waitMs) || waitMs < 0)
     throw new MemoriaError("INVALID_ARGUMENT", `Lock option "waitMs" must be a number of milliseconds >= 0, got ${waitMs}.`);
-  if (!options.read) return { ttlMs: Math.round(ttlMs), waitMs };
-  const last = readWindow(options.read);
-  return { ttlMs: Math.round(ttlMs), waitMs, read: last === 0 ? undefined : { last } };
+  return { ttlMs: Math.round(ttlMs), waitMs };
+}
+
+/** A held lease, as the kit holds it: a turn lock that a write can give back with itself. */
+export interface HeldLease extends TurnLock {
+  /** The store gave the lock back with a write (a turn's `last` save): stop renewing, and make `release()` a no-op. */
+  markReleased(): void;
 }
 
 /**
@@ -51,13 +48,12 @@ export function lockTimes(options: LockOptions): { ttlMs: number; waitMs: number
  * backend before the lease ends, marks it `lost` and stops; the store's fenced
  * write then refuses the turn, so losing a lock is never silent.
  */
-class Lease implements TurnLock {
+class Lease implements HeldLease {
   #lost = false;
   #released = false;
   #renewing = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #confirmedAt = Date.now();
-  messages?: BaseMessage[];
 
   constructor(
     private readonly lock: PolledLock,
@@ -109,7 +105,7 @@ class Lease implements TurnLock {
 }
 
 /** `lock` as a held, renewed lease: for a caller that took it in one try of its own. */
-export function leaseOf(lock: PolledLock, ttlMs: number): TurnLock {
+export function leaseOf(lock: PolledLock, ttlMs: number): HeldLease {
   return new Lease(lock, ttlMs);
 }
 
@@ -121,7 +117,7 @@ export function leaseOf(lock: PolledLock, ttlMs: number): TurnLock {
  * failed or its reply was lost, so an abandoned try never holds the session until
  * the lock expires. Returns the held lock as a renewed lease.
  */
-export async function pollForLock(sessionKey: SessionKey, options: LockOptions, lock: PolledLock): Promise<TurnLock> {
+export async function pollForLock(sessionKey: SessionKey, options: LockOptions, lock: PolledLock): Promise<HeldLease> {
   const { ttlMs, waitMs } = lockTimes(options);
   const deadline = Date.now() + waitMs;
   let delay = 2;
@@ -139,26 +135,4 @@ export async function pollForLock(sessionKey: SessionKey, options: LockOptions, 
     throw error;
   }
   return new Lease(lock, ttlMs);
-}
-
-/**
- * Hands a held lock the messages its take read (`lock.messages`), decoded and
- * checked as a read's are (`read`: the lock's read options); a corrupt record, or a
- * sealed one not asked for, gives the lock back and throws. `payloads` undefined:
- * the take read nothing, and the caller reads.
- */
-export async function withLockedRead(
-  lock: TurnLock,
-  sessionKey: SessionKey,
-  payloads: readonly unknown[] | undefined,
-  read: ReadOptions | undefined,
-): Promise<TurnLock> {
-  if (payloads === undefined) return lock;
-  try {
-    lock.messages = refuseSealed(sessionKey, decodeMessages(payloads), read);
-  } catch (error) {
-    await lock.release();
-    throw error;
-  }
-  return lock;
 }

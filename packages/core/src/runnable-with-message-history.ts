@@ -3,7 +3,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { Runnable, type RunnableConfig, mergeConfigs } from "@langchain/core/runnables";
 import { concat } from "@langchain/core/utils/stream";
 import { MemoriaError, type SaveError, SessionBusyError } from "./errors.js";
-import { type HistoryStore, type LockOptions, type TurnLock, turnIdOf } from "./history-store.js";
+import { type HistoryStore, type LockOptions, turnIdOf } from "./history-store.js";
+import type { OpenTurn } from "./open-turn.js";
 import { type MemoryStrategy, isWholeHistory, wholeHistory } from "./memory-strategy.js";
 import { childRun } from "./history-runs.js";
 import { type Backend, historyBackend, loadContext, storeBackend } from "./session-backend.js";
@@ -175,17 +176,17 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     const inputMessages = inputMessagesOf(input, this);
     const unfenced = this.store ? storeBackend(this.store, sessionKey) : await this.#factoryBackend(sessionKey);
     if (unfenced.store) this.#checkInput(inputMessages); // refuse unstorable input before the model runs
-    const { release, storeLock } = await this.#lock(unfenced, sessionKey, config.signal);
+    const { release, opened } = await this.#openTurn(unfenced, sessionKey, config.signal);
     try {
-      const backend = storeLock && unfenced.fenced ? unfenced.fenced(storeLock, this.memory.firstRead) : unfenced;
+      const backend = opened && unfenced.inTurn ? unfenced.inTurn(opened, this.memory.firstRead) : unfenced;
       const turnIdGiven = config.configurable?.turnId !== undefined;
       const recording = this.recordPrompts ? { recorder: new PromptRecorder(), reads: new ReadPositions() } : undefined;
       const turn = (runnableInput: unknown, sent: () => readonly BaseMessage[]) =>
         new Turn(this, backend, sessionKey, turnId, turnIdGiven, config, inputMessages, runnableInput, sent, release, runManager, recording);
-      // The default path (whole history, an in-memory store, untraced): the store copies
-      // the session and the input into one array, the one copy of the turn.
-      if (backend.readJoined && !runManager && !recording && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
-        const joined = backend.readJoined(inputMessages);
+      // The default path (whole history, untraced) on a store that joins the turn's
+      // history and input into one array (the in-memory store): the one copy of the turn.
+      if (opened?.historyWith && !runManager && !recording && this.historyMessagesKey === undefined && isWholeHistory(this.memory)) {
+        const joined = opened.historyWith(inputMessages);
         // The runnable owns this array and may add to it; what it was sent is the first `length`.
         const length = joined.length;
         return turn(withMessages(input, joined, this), () => (joined.length === length ? joined : joined.slice(0, length)));
@@ -218,23 +219,22 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
   }
 
   /**
-   * Takes the session's turn lock: queued in this process, then the store's lease
-   * (renewed while the turn runs, and fencing its writes). Releasing never
-   * rejects: a stored turn must not turn into a failed call because a lock could not
-   * be given back (it expires on its own).
+   * Opens the session's turn: queued in this process, then the store's turn (its
+   * lease, renewed while the turn runs and fencing its writes, and the strategy's
+   * first read under it). Releasing never rejects: a stored turn must not turn into a
+   * failed call because a lock could not be given back (it expires on its own).
    */
-  async #lock(backend: Backend, sessionKey: SessionKey, signal?: AbortSignal): Promise<{ release: () => Promise<void>; storeLock?: TurnLock }> {
+  async #openTurn(backend: Backend, sessionKey: SessionKey, signal?: AbortSignal): Promise<{ release: () => Promise<void>; opened?: OpenTurn }> {
     if (this.busySession === "proceed") return { release: async () => {} };
     const locks = locksFor(backend.identity);
     const id = encodeSessionKey(sessionKey);
     if (this.busySession === "reject" && locks.isBusy(id)) throw new SessionBusyError(sessionKey);
     const releaseLocal = await locks.acquire(id, signal);
-    let storeLock: TurnLock | undefined;
+    let opened: OpenTurn | undefined;
     try {
-      if (backend.lock) {
+      if (backend.openTurn) {
         const waitMs = this.busySession === "reject" ? 0 : this.#lockOptions.waitMs;
-        // The strategy's first read, taken with the lock where the store can.
-        storeLock = await backend.lock({ ...this.#lockOptions, waitMs, signal, read: this.memory.firstRead });
+        opened = await backend.openTurn({ ...this.#lockOptions, waitMs, signal, read: this.memory.firstRead });
       }
     } catch (error) {
       releaseLocal();
@@ -243,14 +243,14 @@ export class RunnableWithMessageHistory<RunInput = HistoryInput, RunOutput = unk
     }
     const release = async () => {
       try {
-        await storeLock?.release();
+        await opened?.release();
       } catch {
         // expires with its lease; fencing keeps it harmless meanwhile
       } finally {
         releaseLocal();
       }
     };
-    return { release, storeLock };
+    return { release, opened };
   }
 
   /** Refuses input the store could not keep, or larger than `maxInputBytes`. */

@@ -1,54 +1,51 @@
 import type { BaseChatMessageHistory, BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type HistoryStore, type LockOptions, type ReadOptions, type TurnLock, stateName, stateValue } from "./history-store.js";
+import { type HistoryStore, type ReadOptions, stateName, stateValue } from "./history-store.js";
+import type { OpenTurn, TurnOptions } from "./open-turn.js";
 import { type JsonValue, cloneJson } from "./json-value.js";
 import type { MemoryLoadContext, SessionState } from "./memory-strategy.js";
 import { type SessionKey, createSessionKey, encodeSessionKey } from "./session-key.js";
 import { isStoreChatMessageHistory } from "./store-chat-history.js";
-import { joinedReadOf } from "./joined-read.js";
-import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "./turn-hints.js";
 
-/** The session a turn talks to: reads, an atomic save, state, and an optional cross-process lock. */
+/** The session a turn talks to: reads, an atomic save, state, and, for a store, its turn. */
 export interface Backend {
   identity: object;
   store?: HistoryStore;
   read(options?: ReadOptions): Promise<BaseMessage[]>;
-  /** The whole history followed by `after`, as one new array, where the store can make it in one copy. */
-  readJoined?(after: readonly BaseMessage[]): BaseMessage[];
   count(): Promise<number>;
   state: SessionState;
   /**
    * Stores the turn atomically; false when its turn id was stored before (nothing
-   * written). `last`: nothing else is written under the turn's lock after this, so
-   * a store may give the lock back in the same step. `keepTurnId`: false when the
-   * turn id was made up for this call (see `AppendOptions.keepTurnId`).
+   * written). `last` and `keepTurnId` as `TurnSaveOptions` says.
    */
   save(messages: BaseMessage[], turnId: string, options?: { last?: boolean; keepTurnId?: boolean }): Promise<boolean>;
-  lock?(options: LockOptions): Promise<TurnLock>;
+  /** Opens a turn of the session in its store (`HistoryStore.openTurn`). */
+  openTurn?(options: TurnOptions): Promise<OpenTurn>;
   trim?(oldest: number): Promise<number>;
   /**
-   * The same session, with every write fenced by `lock`: refused once the lock is
-   * lost. The lock's `messages`, read with it as `read` says, answer this backend's
-   * first read if it asks for just them and nothing was written or trimmed before.
+   * The same session inside `turn`: every write fenced by its lock (refused once the
+   * lock is lost), the save the turn's. The turn's `history`, read as `read` says,
+   * answers this backend's first read if it asks for just that and nothing was
+   * written or trimmed before.
    */
-  fenced?(lock: TurnLock, read?: ReadOptions): Backend;
+  inTurn?(turn: OpenTurn, read?: ReadOptions): Backend;
   /** The session as a LangChain chat history (`configurable.messageHistory` of the wrapped runnable). */
   chatHistory(): BaseChatMessageHistory | BaseListChatMessageHistory;
 }
 
-export function storeBackend(store: HistoryStore, key: SessionKey, lock?: TurnLock, lockRead?: ReadOptions): Backend {
-  return new StoreBackend(store, key, lock, lockRead);
+export function storeBackend(store: HistoryStore, key: SessionKey): Backend {
+  return new StoreBackend(store, key);
 }
 
-/** A session of a memoria store; a class, so that a turn's two backends (unfenced, then fenced) cost two objects, not two dozen closures. */
+/** A session of a memoria store; a class, so that a turn's two backends (before its turn opens, then inside it) cost two objects, not two dozen closures. */
 class StoreBackend implements Backend {
   readonly identity: HistoryStore;
-  readonly readJoined?: (after: readonly BaseMessage[]) => BaseMessage[];
   readonly trim?: (oldest: number) => Promise<number>;
-  #readWithLock: { options: ReadOptions; messages: BaseMessage[] } | undefined;
+  /** The turn's read, until this backend's first read takes it or the turn writes. */
+  #turnRead: ReadOptions | undefined;
   /**
-   * The count, from a whole history read with the lock, until this turn writes: the
+   * The count, from a whole history read with the turn, until this turn writes: the
    * history its prompt is built from (what recall's `skipRecent` counts back from).
    */
   #counted: number | undefined;
@@ -57,16 +54,11 @@ class StoreBackend implements Backend {
   constructor(
     readonly store: HistoryStore,
     private readonly key: SessionKey,
-    private readonly held?: TurnLock,
-    lockRead?: ReadOptions,
+    private readonly turn?: OpenTurn,
+    turnRead?: ReadOptions,
   ) {
     this.identity = store;
-    this.#readWithLock = held?.messages && lockRead ? { options: lockRead, messages: held.messages } : undefined;
-    if (held) held.messages = undefined; // handed to this backend's first read; not kept for the turn
-    const first = this.#readWithLock;
-    this.#counted = first && first.options.last === undefined && !first.options.sealed ? first.messages.length : undefined;
-    const joinedRead = joinedReadOf(store);
-    if (joinedRead) this.readJoined = (after) => joinedRead(key, after);
+    this.#turnRead = turn && turnRead;
     const trim = store.trim;
     if (trim) {
       this.trim = (oldest) => {
@@ -76,26 +68,40 @@ class StoreBackend implements Backend {
     }
   }
 
+  /** The turn's history, if it answers a read of `options`: taken when first asked (the in-memory store reads it then). */
+  #fromTurn(options: ReadOptions | undefined): BaseMessage[] | undefined {
+    const read = this.#turnRead;
+    if (!read || options?.last !== read.last || options?.sealed !== read.sealed) return undefined;
+    this.#countFromTurn();
+    return this.turn?.history;
+  }
+
+  /** A whole history read with the turn is also the session's count, until the turn writes. */
+  #countFromTurn(): void {
+    const read = this.#turnRead;
+    if (this.#counted === undefined && read && read.last === undefined && !read.sealed) this.#counted = this.turn?.history?.length;
+  }
+
   #forgetRead(): void {
-    this.#readWithLock = undefined;
+    this.#turnRead = undefined;
     this.#counted = undefined;
   }
 
   read(options?: ReadOptions): Promise<BaseMessage[]> {
-    const found = this.#readWithLock;
-    this.#readWithLock = undefined;
-    if (found && options?.last === found.options.last && options?.sealed === found.options.sealed) return Promise.resolve(found.messages);
-    return this.store.read(this.key, options);
+    const found = this.#fromTurn(options);
+    this.#turnRead = undefined;
+    return found ? Promise.resolve(found) : this.store.read(this.key, options);
   }
 
   count(): Promise<number> {
+    this.#countFromTurn();
     return this.#counted === undefined ? this.store.count(this.key) : Promise.resolve(this.#counted);
   }
 
   get state(): SessionState {
     if (this.#state === undefined) {
       const { store, key } = this;
-      const fence = this.held ? { lock: this.held } : undefined;
+      const fence = this.turn ? { lock: this.turn.lock } : undefined;
       this.#state = { get: (name) => store.getState(key, name), set: (name, value) => store.setState(key, name, value, fence) };
     }
     return this.#state;
@@ -103,20 +109,17 @@ class StoreBackend implements Backend {
 
   async save(messages: BaseMessage[], turnId: string, options?: { last?: boolean; keepTurnId?: boolean }): Promise<boolean> {
     this.#forgetRead();
-    const lock = this.held;
-    const release = options?.last === true && lock !== undefined;
-    const hinted: TurnAppendOptions = { turnId, lock, release, keepTurnId: options?.keepTurnId };
-    const result: TurnAppendResult = await this.store.append(this.key, messages, hinted);
-    if (result.released) (lock as ReleasableLock | undefined)?.markReleased?.();
+    const { turn } = this;
+    const result = turn ? await turn.save(messages, { turnId, ...options }) : await this.store.append(this.key, messages, { turnId });
     return result.appended;
   }
 
-  lock(options: LockOptions): Promise<TurnLock> {
-    return this.store.lock(this.key, options);
+  openTurn(options: TurnOptions): Promise<OpenTurn> {
+    return this.store.openTurn(this.key, options);
   }
 
-  fenced(held: TurnLock, read?: ReadOptions): Backend {
-    return new StoreBackend(this.store, this.key, held, read);
+  inTurn(turn: OpenTurn, read?: ReadOptions): Backend {
+    return new StoreBackend(this.store, this.key, turn, read);
   }
 
   chatHistory(): BaseChatMessageHistory | BaseListChatMessageHistory {

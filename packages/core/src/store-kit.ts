@@ -49,7 +49,7 @@ export {
   trimCount,
   turnIdOf,
 } from "./history-store.js";
-export type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "./turn-hints.js";
+export { type OpenTurn, type TurnOptions, type TurnSaveOptions, composedTurn, turnWith } from "./open-turn.js";
 export { type JsonValue, toJsonValue } from "./json-value.js";
 export { stateEntries, writeStates } from "./state-writes.js";
 export {

@@ -1,5 +1,5 @@
 import type { BaseMessage } from "@langchain/core/messages";
-import type { HistoryStore } from "../src/index.js";
+import type { HistoryStore, OpenTurn } from "../src/index.js";
 
 export interface StoreCall {
   method: string;
@@ -35,4 +35,13 @@ export function deferred<T = void>() {
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/** `inner`, with every turn it opens changed by `change` (a save or a release that fails): what the wrapper does with a turn, seen from outside. */
+export function withTurns(inner: HistoryStore, change: (turn: OpenTurn) => Partial<OpenTurn>): HistoryStore {
+  const openTurn: HistoryStore["openTurn"] = async (key, options) => {
+    const turn = await inner.openTurn(key, options);
+    return { lock: turn.lock, history: turn.history, save: turn.save, release: turn.release, ...change(turn) };
+  };
+  return Object.assign(Object.create(inner) as HistoryStore, inner, { openTurn });
 }

@@ -4,8 +4,8 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { describe, expect, it, vi } from "vitest";
 import { MemoriaError, RunnableWithMessageHistory, type SessionKey, createInMemoryStore } from "../src/index.js";
-import { SessionLocks, type TurnAppendOptions } from "../src/store-kit.js";
-import { transcript } from "./helpers.js";
+import { SessionLocks } from "../src/store-kit.js";
+import { transcript, withTurns } from "./helpers.js";
 
 // The shared contract is checked by @memoria/testkit (packages/testkit/test);
 // these are the in-memory store's own promises.
@@ -118,24 +118,32 @@ describe("in-memory store", () => {
 
   it("takes the ordinary read where the history goes under its own key, or the call is traced", async () => {
     const store = createInMemoryStore();
-    const read = vi.spyOn(store, "read");
+    let joined = 0;
+    const counted = withTurns(store, (turn) => ({
+      historyWith: (after) => {
+        joined++;
+        return turn.historyWith!(after);
+      },
+    }));
     const prompt = ChatPromptTemplate.fromMessages([new MessagesPlaceholder("history"), ["human", "{question}"]]);
     const keyed = new RunnableWithMessageHistory({
       runnable: prompt.pipe(new FakeListChatModel({ responses: ["one"] })),
-      store,
+      store: counted,
       inputMessagesKey: "question",
       historyMessagesKey: "history",
     });
     await keyed.invoke({ question: "hi" }, { configurable: { sessionId: "keyed" } });
-    expect(read).toHaveBeenCalledTimes(1);
-    const plain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store });
+    const plain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => new AIMessage("ok")), store: counted });
     const runs: string[] = [];
     await plain.invoke("hi", {
       configurable: { sessionId: "traced" },
       callbacks: [{ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void runs.push(name as string) }],
     });
-    expect(read).toHaveBeenCalledTimes(2);
+    expect(joined).toBe(0);
     expect(runs).toContain("loadHistory");
+    await plain.invoke("again", { configurable: { sessionId: "traced" } }); // untraced, the whole history: joined
+    expect(joined).toBe(1);
+    expect((await store.read({ sessionId: "traced" })).map((m) => m.content)).toEqual(["hi", "ok", "again", "ok"]);
   });
 
   it("keeps a given turn id, and not one made up for a single call (keepTurnId: false)", async () => {
@@ -144,9 +152,11 @@ describe("in-memory store", () => {
     expect((await store.append(key, [new HumanMessage("a")], { turnId: "given" })).appended).toBe(true);
     expect((await store.append(key, [new HumanMessage("a again")], { turnId: "given" })).appended).toBe(false);
     // A one-off id is only repeated after an unknown outcome, which this store never has: it is not kept.
-    const oneOff: TurnAppendOptions = { turnId: "one-off", keepTurnId: false };
-    expect((await store.append(key, [new HumanMessage("b")], oneOff)).appended).toBe(true);
-    expect((await store.append(key, [new HumanMessage("c")], oneOff)).appended).toBe(true);
+    for (const text of ["b", "c"]) {
+      const turn = await store.openTurn(key);
+      expect((await turn.save([new HumanMessage(text)], { turnId: "one-off", keepTurnId: false })).appended).toBe(true);
+      await turn.release();
+    }
     expect((await store.read(key)).map((m) => m.content)).toEqual(["a", "b", "c"]);
   });
 

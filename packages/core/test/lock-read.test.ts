@@ -1,26 +1,19 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
-import { type HistoryStore, type LockOptions, type MemoryStrategy, RunnableWithMessageHistory, type SessionKey, createInMemoryStore } from "../src/index.js";
+import { type MemoryStrategy, RunnableWithMessageHistory, type TurnOptions, createInMemoryStore } from "../src/index.js";
 import { recordingStore, transcript } from "./helpers.js";
 
 /**
- * An in-memory store whose lock reads with it, as the Redis store's does in one
- * script: the lock's `messages` are the read its options ask for. `counts()` gives
- * the store's own reads and the locks taken with a read.
+ * An in-memory store whose calls are counted: `counts()` gives the reads the wrapper
+ * made itself and the turns it opened with a read (the turn's `history`).
  */
 function readingLockStore() {
   const inner = createInMemoryStore();
-  const reading: HistoryStore = Object.create(inner);
-  reading.lock = async (key: SessionKey, options?: LockOptions) => {
-    const lock = await (inner.lock as NonNullable<HistoryStore["lock"]>)(key, options);
-    if (options?.read) lock.messages = await inner.read(key, options.read);
-    return lock;
-  };
-  const { store, calls } = recordingStore(reading);
+  const { store, calls } = recordingStore(inner);
   const counts = () => ({
     reads: calls.filter((call) => call.method === "read").length,
-    lockReads: calls.filter((call) => call.method === "lock" && (call.args[1] as LockOptions | undefined)?.read).length,
+    lockReads: calls.filter((call) => call.method === "openTurn" && (call.args[1] as TurnOptions | undefined)?.read).length,
   });
   return { store, inner, counts };
 }
@@ -32,8 +25,8 @@ const model = RunnableLambda.from((messages: BaseMessage[]) => {
 });
 const turnsOf = (n: number) => Array.from({ length: n }, (_, i) => [new HumanMessage(`q${i}`), new AIMessage(`a${i}`)]).flat();
 
-describe("the strategy's first read taken with the turn lock", () => {
-  it("answers the strategy's first read from the lock: the store is not read again, and the model sees the same history", async () => {
+describe("the strategy's first read taken with the turn", () => {
+  it("answers the strategy's first read from the turn's history: the store is not read again, and the model sees the same history", async () => {
     const { store, inner, counts } = readingLockStore();
     const key = { sessionId: "window" };
     await inner.append(key, turnsOf(5));
@@ -44,7 +37,7 @@ describe("the strategy's first read taken with the turn lock", () => {
     expect(counts()).toEqual({ reads: 0, lockReads: 1 });
     expect(seen[0]).toEqual(["q3", "a3", "q4", "a4", "next"]);
     await chain.invoke("after", { configurable: key });
-    expect(seen[1]).toEqual(["q4", "a4", "next", "saw 5", "after"]); // the lock read the turn stored before it
+    expect(seen[1]).toEqual(["q4", "a4", "next", "saw 5", "after"]); // the turn read what the turn before it stored
     expect(transcript(await inner.read(key)).slice(-4)).toEqual(["human: next", "ai: saw 5", "human: after", "ai: saw 5"]);
   });
 
@@ -63,7 +56,7 @@ describe("the strategy's first read taken with the turn lock", () => {
     expect(counts()).toEqual({ reads: 2, lockReads: 1 });
   });
 
-  it("hands the lock's messages to the first read only: a second read, or one after a trim, goes to the store", async () => {
+  it("hands the turn's history to the first read only: a second read, or one after a trim, goes to the store", async () => {
     const { store, inner, counts } = readingLockStore();
     const key = { sessionId: "trimmed" };
     await inner.append(key, turnsOf(3));

@@ -1,32 +1,15 @@
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { describe, expect, it } from "vitest";
-import {
-  type HistoryStore,
-  type MemoryStrategy,
-  RunnableWithMessageHistory,
-  StoreChatMessageHistory,
-  StoreUnavailableError,
-  createInMemoryStore,
-} from "../src/index.js";
+import { type MemoryStrategy, RunnableWithMessageHistory, StoreChatMessageHistory, StoreUnavailableError, createInMemoryStore } from "../src/index.js";
+import { withTurns } from "./helpers.js";
 
 const answer = RunnableLambda.from(() => "ok");
 const session = (sessionId: string, more: Record<string, unknown> = {}) => ({ configurable: { sessionId, ...more } });
 
-/** The in-memory store with some of its methods replaced. */
-function storeWith(overrides: (inner: HistoryStore) => Partial<HistoryStore>): HistoryStore {
-  const inner = createInMemoryStore();
-  return Object.assign(Object.create(inner) as HistoryStore, inner, overrides(inner));
-}
-
 describe("a call resolves if and only if its turn is stored", () => {
   it("resolves when the turn is stored but its lock cannot be released (the server died at that moment)", async () => {
-    const store = storeWith((inner) => ({
-      lock: async (key, options) => {
-        const held = await inner.lock!(key, options);
-        return { token: held.token, lost: false, release: () => Promise.reject(new Error("connection reset")) };
-      },
-    }));
+    const store = withTurns(createInMemoryStore(), () => ({ release: () => Promise.reject(new Error("connection reset")) }));
     const chain = new RunnableWithMessageHistory({ runnable: answer, store });
     await expect(chain.invoke("hi", session("s"))).resolves.toBe("ok");
     expect(await store.count({ sessionId: "s" })).toBe(2);
@@ -64,14 +47,16 @@ describe("a call resolves if and only if its turn is stored", () => {
   });
 
   it("a rejected save says whether anything may be stored, and how to retry safely", async () => {
-    const lost = storeWith(() => ({ append: () => Promise.reject(new StoreUnavailableError("Redis did not answer", { outcome: "unknown" })) }));
+    const lost = withTurns(createInMemoryStore(), () => ({
+      save: () => Promise.reject(new StoreUnavailableError("Redis did not answer", { outcome: "unknown" })),
+    }));
     const error = await new RunnableWithMessageHistory({ runnable: answer, store: lost })
       .invoke("hi", session("s", { turnId: "mine" }))
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "SAVE_FAILED", outcome: "unknown", turnId: "mine" });
     expect((error as Error).message).toContain('retry with configurable.turnId = "mine"');
 
-    const refused = storeWith(() => ({ append: () => Promise.reject(new StoreUnavailableError("disk full", { outcome: "not-stored" })) }));
+    const refused = withTurns(createInMemoryStore(), () => ({ save: () => Promise.reject(new StoreUnavailableError("disk full", { outcome: "not-stored" })) }));
     const second = await new RunnableWithMessageHistory({ runnable: answer, store: refused }).invoke("hi", session("s")).catch((e: unknown) => e);
     expect(second).toMatchObject({ code: "SAVE_FAILED", outcome: "not-stored" });
     expect((second as Error).message).toContain("Nothing of this turn was stored");

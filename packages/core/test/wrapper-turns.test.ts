@@ -11,9 +11,10 @@ import {
   SaveError,
   SessionBusyError,
   StoreChatMessageHistory,
+  type TurnSaveOptions,
   createInMemoryStore,
 } from "../src/index.js";
-import { deferred, recordingStore, transcript } from "./helpers.js";
+import { deferred, recordingStore, transcript, withTurns } from "./helpers.js";
 
 const echo = () => new FakeChatModel({});
 const session = (sessionId: string) => ({ configurable: { sessionId } });
@@ -81,14 +82,19 @@ describe("session keys", () => {
 });
 
 describe("saving a turn", () => {
-  it("appends input and output in one call tagged with a turn id", async () => {
-    const { store, calls } = recordingStore(createInMemoryStore());
+  it("saves input and output in one call tagged with a turn id, the turn's last write", async () => {
+    const saves: { messages: readonly BaseMessage[]; options: TurnSaveOptions | undefined }[] = [];
+    const store = withTurns(createInMemoryStore(), (turn) => ({
+      save: (messages, options) => {
+        saves.push({ messages, options });
+        return turn.save(messages, options);
+      },
+    }));
     const chain = new RunnableWithMessageHistory({ runnable: echo(), store });
     await chain.invoke("hi", session("s"));
-    const appends = calls.filter((c) => c.method === "append");
-    expect(appends).toHaveLength(1);
-    expect(transcript(appends[0]!.args[1] as BaseMessage[])).toEqual(["human: hi", "ai: hi"]);
-    expect((appends[0]!.args[2] as { turnId: string }).turnId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(saves).toHaveLength(1);
+    expect(transcript(saves[0]!.messages)).toEqual(["human: hi", "ai: hi"]);
+    expect(saves[0]!.options).toMatchObject({ turnId: expect.stringMatching(/^[0-9a-f-]{36}$/), keepTurnId: false, last: true });
   });
 
   it("reads the history once per turn, only as much as the strategy asks for", async () => {
@@ -105,7 +111,7 @@ describe("saving a turn", () => {
 
   it("rejects the call when the save fails, and stores nothing of the turn", async () => {
     const inner = createInMemoryStore();
-    const failing = { ...inner, append: async () => Promise.reject(new Error("disk full")) };
+    const failing = withTurns(inner, () => ({ save: async () => Promise.reject(new Error("disk full")) }));
     const chain = new RunnableWithMessageHistory({ runnable: echo(), store: failing });
     const error = await chain.invoke("hi", session("s")).catch((e: unknown) => e);
     expect(SaveError.isInstance(error)).toBe(true);
@@ -115,7 +121,7 @@ describe("saving a turn", () => {
   });
 
   it("hands a failed save to onSaveError when one is given, and resolves", async () => {
-    const failing = { ...createInMemoryStore(), append: async () => Promise.reject(new Error("down")) };
+    const failing = withTurns(createInMemoryStore(), () => ({ save: async () => Promise.reject(new Error("down")) }));
     const reported: { error: SaveError; count: number }[] = [];
     const chain = new RunnableWithMessageHistory({
       runnable: echo(),
@@ -378,9 +384,8 @@ describe("composition", () => {
       getMessageHistory: (sessionId) => new StoreChatMessageHistory(store, { sessionId }),
     });
     await chain.invoke("hi", session("h"));
-    expect(calls.map((c) => c.method)).toEqual(["lock", "read", "append"]);
-    expect(calls[2]!.args[2]).toHaveProperty("turnId");
-    expect(calls[2]!.args[2]).toHaveProperty("lock"); // the append is fenced by the turn's lease
+    expect(calls.map((c) => c.method)).toEqual(["openTurn"]); // the turn's read and save are the turn's own
+    expect(calls[0]!.args[1]).toMatchObject({ read: {} });
   });
 });
 

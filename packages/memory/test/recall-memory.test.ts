@@ -137,7 +137,10 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
     await recall.resume(store, { userId: "ada" });
     const reads: unknown[] = [];
     const read = store.read.bind(store);
-    store.read = (...args) => (reads.push(args), read(...args));
+    store.read = (...args) => {
+      reads.push(args);
+      return read(...args);
+    };
     const found = await recall.search(store, { userId: "ada" }, "violin lighthouse");
     expect(found.map((passage) => [passage.from, passage.to, passage.messages.map((message) => message.content)])).toEqual([
       [0, 1, ["The violin lesson went well.", "ok"]],

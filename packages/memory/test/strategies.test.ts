@@ -2,7 +2,6 @@ import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langc
 import { RunnableLambda } from "@langchain/core/runnables";
 import {
   type HistoryStore,
-  type LockOptions,
   type MemoryStrategy,
   type ReadOptions,
   RunnableWithMessageHistory,
@@ -11,6 +10,7 @@ import {
   editSession,
   memoryContext,
 } from "@memoria/core";
+import { composedTurn } from "@memoria/core/store-kit";
 import { numbered, transcript } from "@memoria/testkit";
 import { describe, expect, it } from "vitest";
 import {
@@ -203,11 +203,12 @@ describe.each(STORES)("compaction on %s", (_, makeStore) => {
   });
 });
 
-describe("combineMemory and the turn lock's read", () => {
+describe("combineMemory and the turn's read", () => {
   /**
-   * An in-memory store whose lock reads the session with it when asked, as the Redis
-   * and PostgreSQL stores do in one step (or, `lockReads: false`, never, as SQLite's),
-   * counting the reads and counts it is asked for.
+   * An in-memory store counting the reads and counts it is asked for. Its turn reads
+   * the session with the lock, as the Redis and PostgreSQL stores do in one step; with
+   * `lockReads: false` its turn is made of its own calls (a read once the lock is
+   * held, as SQLite's is), so that read is counted too.
    */
   function readingLockStore({ lockReads = true } = {}) {
     const inner = createInMemoryStore();
@@ -221,12 +222,8 @@ describe("combineMemory and the turn lock's read", () => {
         asked.count++;
         return inner.count(key);
       },
-      async lock(key: SessionKey, options: LockOptions = {}) {
-        const lock = await (inner.lock as NonNullable<HistoryStore["lock"]>)(key, options);
-        if (options.read && lockReads) lock.messages = await inner.read(key, options.read);
-        return lock;
-      },
     });
+    if (!lockReads) store.openTurn = (key, options) => composedTurn(store, key, options);
     return { store, asked };
   }
 

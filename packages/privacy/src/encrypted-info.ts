@@ -74,7 +74,8 @@ export async function setSealedInfo(ctx: SealingContext, key: SessionKey, patch:
     const empty = next.title === undefined && next.metadata === undefined;
     const { dataKey } = await ctx.keys.forWrite(s.key, s.stored, lock);
     const metadata = empty ? null : { [SEALED_FIELD]: sealState(dataKey, s.id, INFO_NAME, toJsonValue(next)) };
-    await ctx.inner.setInfo(s.stored, { title: null, metadata }, { lock });
+    // The times are stored in clear, as every store keeps them.
+    await ctx.inner.setInfo(s.stored, { title: null, metadata, createdAt: checked.createdAt, lastActiveAt: checked.lastActiveAt }, { lock });
   });
 }
 

@@ -11,6 +11,7 @@ import {
   type ListOptions,
   LockLostError,
   type LockOptions,
+  type OpenTurn,
   MemoriaError,
   type ReadOptions,
   type RecallIndex,
@@ -21,6 +22,7 @@ import {
   type TailReplacement,
   StoreChatMessageHistory,
   type TurnLock,
+  type TurnOptions,
   createKeyFilter,
   createSessionKey,
   encodeSessionKey,
@@ -38,7 +40,7 @@ import { KeyRing } from "./key-ring.js";
 import { ScopeKeys } from "./scope-keys.js";
 import { SealedRecallIndex } from "./sealed-recall-index.js";
 import { type RekeyOptions, type RekeyReport, rekeySessions } from "./rekey.js";
-import { appendSealed, lockSealed, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
+import { appendSealed, lockSealed, openSealedTurn, readSealed, replaceSealedTail, trimSealed } from "./sealed-history.js";
 import { openRawKey, sealRawKey } from "./sealed-records.js";
 
 export type { EncryptionOptions } from "./encryption-options.js";
@@ -279,7 +281,11 @@ export class EncryptedStore implements HistoryStore {
   }
 
   lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
-    return lockSealed(this.#info, this.#opened, key, options);
+    return lockSealed(this.#info, key, options);
+  }
+
+  openTurn(key: SessionKey, options?: TurnOptions): Promise<OpenTurn> {
+    return openSealedTurn(this.#info, this.#opened, key, options);
   }
 
   /**

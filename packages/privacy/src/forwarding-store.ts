@@ -10,6 +10,7 @@ import {
   type JsonValue,
   type ListOptions,
   type LockOptions,
+  type OpenTurn,
   type ReadOptions,
   type RecallIndex,
   type SessionInfo,
@@ -19,6 +20,7 @@ import {
   type TailReplacement,
   StoreChatMessageHistory,
   type TurnLock,
+  type TurnOptions,
   createSessionKey,
 } from "@memoria/core";
 import { OPTIONAL_CALLS, type OptionalCall } from "@memoria/core/store-kit";
@@ -93,6 +95,10 @@ export class ForwardingStore implements HistoryStore {
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
     return this.inner.lock(key, options);
+  }
+
+  async openTurn(key: SessionKey, options?: TurnOptions): Promise<OpenTurn> {
+    return this.inner.openTurn(key, options);
   }
 
   async replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void> {

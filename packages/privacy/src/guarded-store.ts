@@ -12,6 +12,7 @@ import {
   type JsonValue,
   type ListOptions,
   type LockOptions,
+  type OpenTurn,
   MemoriaError,
   type ReadOptions,
   type SessionInfo,
@@ -20,6 +21,7 @@ import {
   type SessionPage,
   type TailReplacement,
   type TurnLock,
+  type TurnOptions,
   checkAccess,
   createKeyFilter,
   createSessionKey,
@@ -28,7 +30,8 @@ import { ForwardingStore } from "./forwarding-store.js";
 
 /**
  * A store that asks `authorize` before every call: `read` for reads, counts,
- * state and info; `append` for appends, state and info writes and the turn lock;
+ * state and info; `append` for appends, state and info writes, the turn lock and a
+ * turn (and `read` too for a turn that reads its history);
  * `list` for listing and `recent`; `delete` for edits (`replaceTail`),
  * for clear, trim and erasure by filter. A denial is a `ForbiddenError` and the
  * inner store is not called. `as(config)` gives a view whose checks carry the
@@ -89,10 +92,15 @@ export class GuardedStore extends ForwardingStore {
   }
 
   override async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
+    await this.#check(createSessionKey(key), "append");
+    return super.lock(key, options);
+  }
+
+  override async openTurn(key: SessionKey, options?: TurnOptions): Promise<OpenTurn> {
     const checked = createSessionKey(key);
     await this.#check(checked, "append");
     if (options?.read) await this.#check(checked, "read"); // it reads with the lock
-    return super.lock(key, options);
+    return super.openTurn(key, options);
   }
 
   override async info(key: SessionKey): Promise<SessionInfo | undefined> {

@@ -7,12 +7,14 @@ import {
   type HistoryStore,
   type InfoPatch,
   type JsonValue,
+  type OpenTurn,
   MemoriaError,
   type SessionKey,
   type TailReplacement,
+  type TurnOptions,
   decodeMessage,
 } from "@memoria/core";
-import { checkInfoPatch, encodeMessages, stateValue, namedValues, stateEntries } from "@memoria/core/store-kit";
+import { checkInfoPatch, encodeMessages, stateValue, namedValues, stateEntries, turnWith } from "@memoria/core/store-kit";
 import { ForwardingStore } from "./forwarding-store.js";
 import { type Redactor, patternRedactor } from "./redactors.js";
 
@@ -86,6 +88,12 @@ export class RedactingStore extends ForwardingStore {
     return super.replaceTail(key, { ...tail, messages: this.#mask(tail.messages) }, options);
   }
 
+  /** The inner store's turn, its save masked as `append` is. */
+  override async openTurn(key: SessionKey, options?: TurnOptions): Promise<OpenTurn> {
+    const turn = await this.inner.openTurn(key, options);
+    return turnWith(turn.lock, turn.history, (messages, save) => turn.save(this.#mask(messages), save));
+  }
+
   #mask(messages: readonly BaseMessage[]): BaseMessage[] {
     return encodeMessages(messages).map((message) => decodeMessage(redactMessage(message, this.#redact)));
   }
@@ -102,7 +110,7 @@ export class RedactingStore extends ForwardingStore {
   override async setInfo(key: SessionKey, patch: InfoPatch, options?: FencedWriteOptions): Promise<void> {
     if (!this.#state) return super.setInfo(key, patch, options);
     const checked = checkInfoPatch(patch);
-    const masked: InfoPatch = {};
+    const masked: InfoPatch = { createdAt: checked.createdAt, lastActiveAt: checked.lastActiveAt };
     if (checked.title !== undefined) masked.title = checked.title === null ? null : this.#redact(checked.title);
     if (checked.metadata !== undefined)
       masked.metadata = checked.metadata === null ? null : (deep(JSON.parse(checked.metadata), this.#redact) as InfoPatch["metadata"]);

@@ -3,12 +3,13 @@ import type {
   AppendOptions,
   AppendResult,
   FencedWriteOptions,
-  HistoryStore,
   LockOptions,
+  OpenTurn,
   ReadOptions,
   SessionKey,
   TailReplacement,
   TurnLock,
+  TurnOptions,
 } from "@memoria/core";
 import { checkTail, encodeMessages, toStoredText, trimCount } from "@memoria/core/store-kit";
 import type { Tail } from "./data-keys.js";
@@ -34,30 +35,39 @@ export async function readSealed(ctx: SealingContext, opened: OpenedRecords, key
   return openRead(ctx, opened, s, stored, anchorHead, at, windowed);
 }
 
-/**
- * Takes the inner store's turn lock and, with `options.read`, reads the sealed
- * records with it where the inner store can, opened and checked as `readSealed`
- * does (the anchor, if any, is asked once the lock is held).
- */
-export async function lockSealed(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options: LockOptions = {}): Promise<TurnLock> {
-  const s = ctx.stored(key);
-  const { read, ...rest } = options;
+/** Takes the inner store's turn lock, noting when it was taken. */
+export async function lockSealed(ctx: SealingContext, key: SessionKey, options?: LockOptions): Promise<TurnLock> {
   // Called on the inner store, not taken off it: a wrapper's lock is a method of its class.
-  const take = async (lockOptions: LockOptions) => ctx.keys.stampLock(await ctx.inner.lock(s.stored, lockOptions));
-  if (!read || read.last === 0) return take(rest);
-  const lock = await take({ ...rest, read: { ...read, sealed: true } });
-  if (!lock.messages) return lock;
-  // Read in the step that took the lock: seen after it was taken, so the turn's write
-  // finds the data key and the newest record known (no second fetch under the lock).
-  const at = ctx.keys.tick();
-  try {
-    lock.messages = await openRead(ctx, opened, s, lock.messages, await anchored(ctx.anchor, s.id, MESSAGES_ITEM), at, true);
-  } catch (error) {
-    lock.messages = undefined;
-    await lock.release();
-    throw error;
+  return ctx.keys.stampLock(await ctx.inner.lock(ctx.stored(key).stored, options));
+}
+
+/**
+ * Opens the inner store's turn, its history read sealed and opened and checked as
+ * `readSealed` does (the anchor, if any, is asked once the lock is held); its save
+ * seals as `appendSealed` does and stores through the inner turn, so the lock can
+ * go back with the write.
+ */
+export async function openSealedTurn(ctx: SealingContext, opened: OpenedRecords, key: SessionKey, options: TurnOptions = {}): Promise<OpenTurn> {
+  const s = ctx.stored(key);
+  const { read } = options;
+  const inner = await ctx.inner.openTurn(s.stored, read ? { ...options, read: { ...read, sealed: true } } : options);
+  const lock = ctx.keys.stampLock(inner.lock);
+  let history: BaseMessage[] | undefined;
+  if (read) {
+    // Read in the step that took the lock: seen after it was taken, so the turn's write
+    // finds the data key and the newest record known (no second fetch under the lock).
+    const at = ctx.keys.tick();
+    try {
+      const windowed = read.last !== 0;
+      history = await openRead(ctx, opened, s, inner.history ?? [], windowed ? await anchored(ctx.anchor, s.id, MESSAGES_ITEM) : undefined, at, windowed);
+    } catch (error) {
+      await inner.release();
+      throw error;
+    }
   }
-  return lock;
+  const save: OpenTurn["save"] = (messages, saveOptions) =>
+    appendSealed(ctx, opened, key, messages, { lock, turnId: saveOptions?.turnId }, (sealed) => inner.save(sealed, saveOptions));
+  return { lock, history, save, release: () => inner.release() };
 }
 
 /** Opens a read's sealed records and checks them: an unbroken run, no older than any head seen or anchored. */
@@ -96,6 +106,8 @@ export async function appendSealed(
   key: SessionKey,
   messages: readonly BaseMessage[],
   options?: AppendOptions,
+  /** How the sealed records are stored under the lock: a turn's save; without it, the inner store's fenced append. */
+  store?: (sealed: BaseMessage[], lock: TurnLock) => Promise<AppendResult>,
 ): Promise<AppendResult> {
   const s = ctx.stored(key);
   const encoded = encodeMessages(messages); // refuses what cannot be stored before anything is written
@@ -110,7 +122,7 @@ export async function appendSealed(
     const sealed = sealWrite(dataKey, s.id, start, payloads);
     let result: AppendResult;
     try {
-      result = await ctx.inner.append(s.stored, sealed, { ...options, lock });
+      result = await (store ? store(sealed, lock) : ctx.inner.append(s.stored, sealed, { ...options, lock }));
     } catch (error) {
       ctx.keys.forget(s.id);
       throw error;

@@ -42,15 +42,16 @@ describe("guardStore", () => {
     expect(await store.read(ada)).toHaveLength(1);
   });
 
-  it("asks for read as well as append when a lock reads the history with it", async () => {
+  it("asks for read as well as append when a turn reads the history with its lock", async () => {
     const actions: string[] = [];
     const store = guardStore(createInMemoryStore(), ({ action }) => {
       actions.push(action);
       return action !== "read";
     });
     await (await store.lock({ sessionId: "s" })).release();
-    await expect(store.lock({ sessionId: "s" }, { read: {} })).rejects.toMatchObject({ code: "FORBIDDEN", action: "read" });
-    expect(actions).toEqual(["append", "append", "read"]);
+    await (await store.openTurn({ sessionId: "s" })).release();
+    await expect(store.openTurn({ sessionId: "s" }, { read: {} })).rejects.toMatchObject({ code: "FORBIDDEN", action: "read" });
+    expect(actions).toEqual(["append", "append", "append", "read"]);
   });
 
   it("checks as the caller given to as(config), and turns a failing hook into ForbiddenError", async () => {

@@ -3,10 +3,9 @@ import { type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import {
   type HistoryStore,
-  type LockOptions,
+  type OpenTurn,
   RunnableWithMessageHistory,
-  type SessionKey,
-  type TurnLock,
+  type TurnOptions,
   createInMemoryStore,
   encodeSessionKey,
   scopeKeyOf,
@@ -189,19 +188,25 @@ describe("encryptStore's recall index", () => {
   });
 });
 
-/** `inner` with every call counted; with `readsWithLock`, its lock reads with it where asked, as Redis's does. */
-function countedStore(inner: HistoryStore, readsWithLock: boolean): { store: HistoryStore; calls: string[] } {
+/** `inner` with every call counted, and the saves of the turns it opens ("openTurn+read": a turn that reads its history). */
+function countedStore(inner: HistoryStore): { store: HistoryStore; calls: string[] } {
   const calls: string[] = [];
   const store = new Proxy(inner, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
       if (typeof value !== "function" || name === "history") return value;
       return async (...args: unknown[]) => {
-        const read = name === "lock" && readsWithLock ? (args[1] as LockOptions | undefined)?.read : undefined;
-        calls.push(read ? "lock+read" : String(name));
-        const result = await value.apply(target, args);
-        if (read) (result as TurnLock).messages = await inner.read(args[0] as SessionKey, read);
-        return result;
+        if (name !== "openTurn") {
+          calls.push(String(name));
+          return value.apply(target, args);
+        }
+        calls.push((args[1] as TurnOptions | undefined)?.read ? "openTurn+read" : "openTurn");
+        const turn = (await value.apply(target, args)) as OpenTurn;
+        const save: OpenTurn["save"] = (messages, saveOptions) => {
+          calls.push("save");
+          return turn.save(messages, saveOptions);
+        };
+        return { lock: turn.lock, history: turn.history, save, release: turn.release };
       };
     },
   });
@@ -223,22 +228,20 @@ describe("a turn through the wrappers costs no extra store call once the session
     ],
   ];
   for (const [name, wrap] of stacks) {
-    for (const readsWithLock of [false, true]) {
-      it(`${name}, over a store whose lock ${readsWithLock ? "reads the history with it" : "only locks"}`, async () => {
-        const { store, calls } = countedStore(createInMemoryStore(), readsWithLock);
-        const seen: number[] = [];
-        const runnable = RunnableLambda.from(async (messages: BaseMessage[]) => {
-          seen.push(messages.length);
-          return "ok";
-        });
-        const chain = new RunnableWithMessageHistory({ store: wrap(store), runnable });
-        const config = { configurable: { sessionId: "s" } };
-        await chain.invoke("first", config);
-        calls.length = 0;
-        await chain.invoke("second", config);
-        expect(calls).toEqual(readsWithLock ? ["lock+read", "append"] : ["lock", "read", "append"]);
-        expect(seen).toEqual([1, 3]); // the second turn saw the first
+    it(`${name}: the inner store's turn, read with its lock, and its save`, async () => {
+      const { store, calls } = countedStore(createInMemoryStore());
+      const seen: number[] = [];
+      const runnable = RunnableLambda.from(async (messages: BaseMessage[]) => {
+        seen.push(messages.length);
+        return "ok";
       });
-    }
+      const chain = new RunnableWithMessageHistory({ store: wrap(store), runnable });
+      const config = { configurable: { sessionId: "s" } };
+      await chain.invoke("first", config);
+      calls.length = 0;
+      await chain.invoke("second", config);
+      expect(calls).toEqual(["openTurn+read", "save"]);
+      expect(seen).toEqual([1, 3]); // the second turn saw the first
+    });
   }
 });

@@ -1,7 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, MemoriaError, RunnableWithMessageHistory, encodeSessionKey } from "@memoria/core";
-import type { TurnAppendOptions } from "@memoria/core/store-kit";
 import { HOSTILE_BUT_VALID_IDS, numbered, writeSentinelMemory, writeSentinelTurn } from "@memoria/testkit";
 import { type RunningRedis, filesHolding, startRedis, timesHolding } from "@memoria/testkit/servers";
 import { Cluster, Redis } from "ioredis";
@@ -171,15 +170,14 @@ describe("redis erasure against a racing append", () => {
 });
 
 describe("redis turn cost", () => {
-  it("a lock that reads a corrupt record gives the lock back and fails as CORRUPT_DATA, as the read would", async () => {
+  it("a turn that reads a corrupt record gives the lock back and fails as CORRUPT_DATA, as the read would", async () => {
     const prefix = `corrupt-${crypto.randomUUID()}:`;
     const store = createRedisStore({ url, keyPrefix: prefix });
     const key = { sessionId: "s" };
     await store.append(key, numbered(2));
     await admin.rpush(keyLayout(prefix).session(encodeSessionKey(key)).messages, "{not json");
-    const lock = store.lock?.bind(store) as NonNullable<typeof store.lock>;
-    await expect(lock(key, { read: { last: 2 } })).rejects.toMatchObject({ code: "CORRUPT_DATA" });
-    const next = await lock(key, { waitMs: 0 }); // not left held
+    await expect(store.openTurn(key, { read: { last: 2 } })).rejects.toMatchObject({ code: "CORRUPT_DATA" });
+    const next = await store.lock(key, { waitMs: 0 }); // not left held
     await next.release();
     const chain = new RunnableWithMessageHistory({ runnable: RunnableLambda.from(() => "answer"), store });
     await expect(chain.invoke("q", { configurable: key })).rejects.toMatchObject({ code: "CORRUPT_DATA" });
@@ -187,16 +185,17 @@ describe("redis turn cost", () => {
     await store.close();
   });
 
-  it('an append sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
+  it('a turn\'s last save sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
     const store = createRedisStore({ url });
     const key = { sessionId: crypto.randomUUID() };
-    const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
-    const releasing: TurnAppendOptions = { lock, turnId: "t1", release: true };
-    expect(await store.append(key, numbered(2), releasing)).toEqual({ appended: true, released: true });
+    const turn = await store.openTurn(key);
+    expect(await turn.save(numbered(2), { turnId: "t1", last: true })).toEqual({ appended: true });
+    // Given back with the write, in the same script: another turn takes the lock at once.
+    await (await store.lock(key, { waitMs: 0 })).release();
     // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
-    expect((await store.append(key, numbered(2), releasing)).appended).toBe(false);
+    expect((await turn.save(numbered(2), { turnId: "t1", last: true })).appended).toBe(false);
     // A new turn under the released lock is still refused, writing nothing.
-    await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    await expect(turn.save(numbered(1), { turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
     expect(await store.count(key)).toBe(2);
     await store.close();
   });

@@ -1,5 +1,6 @@
 import { LockLostError, type SessionKey } from "@memoria/core";
-import type { TurnAppendResult } from "@memoria/core/store-kit";
+/** What a turn's append did: stored or not (a turn id seen before), and whether the lock went back with it. */
+type TurnAppendResult = { appended: boolean; released?: boolean };
 import { oneTripAppend } from "./mysql-one-trip.js";
 import { type AppendRequest, type OneStatementOutcome, oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";

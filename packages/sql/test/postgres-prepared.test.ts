@@ -68,9 +68,9 @@ describe("PostgreSQL prepared statements", () => {
     await store.append(key, [new HumanMessage("one"), new HumanMessage("two")]);
     for (let i = 0; i < 3; i++) {
       if (i === 2) await pool.query("DEALLOCATE ALL");
-      const lock = await store.lock!(key, { read: { last: 1 } });
-      expect(lock.messages?.map((message) => message.content)).toEqual(["two"]);
-      await lock.release().catch(() => undefined); // after DEALLOCATE, pg's own named statements are gone (the next test)
+      const turn = await store.openTurn(key, { read: { last: 1 } });
+      expect(turn.history?.map((message) => message.content)).toEqual(["two"]);
+      await turn.release().catch(() => undefined); // after DEALLOCATE, pg's own named statements are gone (the next test)
     }
   });
 

@@ -5,7 +5,6 @@ import { numbered } from "@memoria/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type PgClientLike, type PgPoolLike, type PgQuery, createPostgresStore } from "../src/index.js";
-import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const connectionString = inject("databaseUrl");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,7 +112,7 @@ describe("a PostgreSQL turn", () => {
     expect(await turnCost(undeclared, 10)).toEqual(["INSERT INTO memoria_locks", "SELECT payload::text AS", "WITH c AS"]);
   });
 
-  it("a lock's read under hostile session ids (quotes, backslashes, dollar-quote tags, placeholders) is the session's, whole and windowed", async () => {
+  it("a turn's read under hostile session ids (quotes, backslashes, dollar-quote tags, placeholders) is the session's, whole and windowed", async () => {
     const keys: SessionKey[] = [
       { sessionId: "it's \\' $$ $1 ? -- ; DROP TABLE memoria_locks; 日本 🙂" },
       { userId: "o'brien\\", conversationId: "?$tag$?" },
@@ -123,10 +122,10 @@ describe("a PostgreSQL turn", () => {
     for (const key of keys) {
       await store.append(key, numbered(5));
       for (const read of [{}, { last: 2 }]) {
-        const lock = await store.lock!(key, { read });
-        expect(contents(lock.messages)).toEqual(contents(await store.read(key, read)));
-        expect(lock.messages).toHaveLength(read.last ?? 5);
-        await lock.release();
+        const turn = await store.openTurn(key, { read });
+        expect(contents(turn.history)).toEqual(contents(await store.read(key, read)));
+        expect(turn.history).toHaveLength(read.last ?? 5);
+        await turn.release();
       }
     }
   });
@@ -136,18 +135,18 @@ describe("a PostgreSQL turn", () => {
     await store.append(key, numbered(30));
     const held = await store.lock!(key);
     lockReadRows.length = 0;
-    await expect(store.lock!(key, { read: {}, waitMs: 150 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
+    await expect(store.openTurn(key, { read: {}, waitMs: 150 })).rejects.toMatchObject({ code: "LOCK_TIMEOUT" });
     expect(lockReadRows.length).toBeGreaterThan(1);
     expect(new Set(lockReadRows)).toEqual(new Set([0]));
     await held.release();
     lockReadRows.length = 0;
-    const lock = await store.lock!(key, { read: {} });
+    const turn = await store.openTurn(key, { read: {} });
     expect(lockReadRows).toEqual([30]);
-    await lock.release();
+    await turn.release();
   });
 });
 
-describe("a PostgreSQL lock taken with its read", () => {
+describe("a PostgreSQL turn: its lock taken with its read", () => {
   const tablePrefix = `lockread_${crypto.randomUUID().slice(0, 8)}_`;
   const store = createPostgresStore({ connectionString, tablePrefix });
   const client = new pg.Client({ connectionString });
@@ -185,29 +184,28 @@ describe("a PostgreSQL lock taken with its read", () => {
     );
     await client.query(`UPDATE ${tablePrefix}sessions SET next_seq = 4, message_count = 4 WHERE id = $1`, [id]);
     let settled = false;
-    const next = store.lock!(key, { read: {} }).finally(() => {
+    const next = store.openTurn(key, { read: {} }).finally(() => {
       settled = true;
     });
     await someoneWaits();
     expect(settled).toBe(false);
     await client.query("COMMIT");
-    const lock = await next;
-    // Taken after the commit, the lock's read holds the turn that commit stored.
-    expect(lock.messages).toHaveLength(4);
-    expect(contents(lock.messages)).toEqual(contents(await store.read(key)));
-    await lock.release();
+    const turn = await next;
+    // Taken after the commit, the turn's read holds the turn that commit stored.
+    expect(turn.history).toHaveLength(4);
+    expect(contents(turn.history)).toEqual(contents(await store.read(key)));
+    await turn.release();
   });
 
-  it("a lock that waits for another owner's release reads the session as that release left it", async () => {
+  it("a turn that waits for another turn's last save reads the session as that save left it", async () => {
     const key = { sessionId: crypto.randomUUID() };
     await store.append(key, numbered(2));
-    const held = await store.lock!(key);
-    const next = store.lock!(key, { read: { last: 5 }, waitMs: 5_000 });
+    const held = await store.openTurn(key);
+    const next = store.openTurn(key, { read: { last: 5 }, waitMs: 5_000 });
     await sleep(30);
-    const releasing: TurnAppendOptions = { lock: held, release: true };
-    await store.append(key, [new HumanMessage("stored under the first lock")], releasing);
-    const lock = await next;
-    expect(contents(lock.messages)).toEqual(["m0", "m1", "stored under the first lock"]);
-    await lock.release();
+    await held.save([new HumanMessage("stored under the first lock")], { last: true });
+    const turn = await next;
+    expect(contents(turn.history)).toEqual(["m0", "m1", "stored under the first lock"]);
+    await turn.release();
   });
 });

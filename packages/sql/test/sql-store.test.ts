@@ -9,7 +9,6 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { SCHEMA_VERSION, createPostgresStore, createSqliteStore } from "../src/index.js";
-import type { TurnAppendOptions } from "@memoria/core/store-kit";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-sql-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -167,16 +166,17 @@ describe("postgres specifics", () => {
     expect(open).toBe(0);
   });
 
-  it('an append sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
+  it('a turn\'s last save sent again after it was applied and released its lock says "stored already", not "lock lost"', async () => {
     const store = createPostgresStore({ connectionString });
     const key = { sessionId: crypto.randomUUID() };
-    const lock = await (store.lock as NonNullable<typeof store.lock>)(key);
-    const releasing: TurnAppendOptions = { lock, turnId: "t1", release: true };
-    expect(await store.append(key, numbered(2), releasing)).toEqual({ appended: true, released: true });
+    const turn = await store.openTurn(key);
+    expect(await turn.save(numbered(2), { turnId: "t1", last: true })).toEqual({ appended: true });
+    // Given back in the same statement: another turn takes the lock at once.
+    await (await store.lock(key, { waitMs: 0 })).release();
     // What a resend after a lost answer looks like: the same turn, the same (now released) lock.
-    expect((await store.append(key, numbered(2), releasing)).appended).toBe(false);
+    expect((await turn.save(numbered(2), { turnId: "t1", last: true })).appended).toBe(false);
     // A new turn under the released lock is still refused, writing nothing.
-    await expect(store.append(key, numbered(1), { lock, turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    await expect(turn.save(numbered(1), { turnId: "t2" })).rejects.toMatchObject({ code: "LOCK_LOST" });
     expect(await store.count(key)).toBe(2);
     await store.close();
   });

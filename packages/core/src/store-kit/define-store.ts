@@ -3,6 +3,8 @@ import { LockLostError, MemoriaError, StoreUnavailableError } from "../errors.js
 import {
   type FencedWriteOptions,
   type HistoryStore,
+  type AppendOptions,
+  type AppendResult,
   type LockOptions,
   type ReadOptions,
   StoreClosedError,
@@ -17,9 +19,9 @@ import {
   turnIdOf,
 } from "../history-store.js";
 import type { JsonValue } from "../json-value.js";
-import type { TurnAppendOptions, TurnAppendResult } from "../turn-hints.js";
 import { LocalLeases } from "../local-leases.js";
-import { lockTimes, pollForLock, withLockedRead } from "../lock-polling.js";
+import { type HeldLease, lockTimes, pollForLock } from "../lock-polling.js";
+import { type OpenTurn, type TurnOptions, turnWith } from "../open-turn.js";
 import { encodePayloads } from "../message-codec.js";
 import { decodeMessages } from "../message-decoding.js";
 import { type TailReplacement, changedUnderEdit, checkTail } from "../message-edits.js";
@@ -28,7 +30,7 @@ import { type SessionKey, type SessionKeyFilter, createKeyFilter, createSessionK
 import { stateEntries } from "../state-writes.js";
 import { StoreChatMessageHistory } from "../store-chat-history.js";
 import { infoOf, listSessions, recentSessions, sessionsMatching } from "./engine-pages.js";
-import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine, type TextReads } from "./store-engine.js";
+import { type EngineSession, LOCK_LOST, type LockLost, type StoreEngine, type TextReads, type TurnWrite } from "./store-engine.js";
 
 /**
  * A whole `HistoryStore` from an engine that moves strings: keys and arguments
@@ -88,6 +90,44 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     return result;
   }
 
+  /** The one append path, for `append` and a turn's save: the engine stores `payloads` as `write` says (nothing to store is a stored turn). */
+  async function appendPayloads(session: EngineSession, payloads: readonly string[], write: TurnWrite): Promise<{ appended: boolean; released?: boolean }> {
+    if (payloads.length === 0) return { appended: true };
+    return fenced(session, await ask(() => engine.append(session, payloads, write), true));
+  }
+
+  /**
+   * Takes the session's turn lock: the kit's own lease, or the engine's lock polled;
+   * with `read`, a try that reads the session's payloads in the same step where the
+   * engine has one (`payloads` undefined: nothing was read with it).
+   */
+  async function take(
+    session: EngineSession,
+    options: LockOptions,
+    read: { last: number | undefined } | undefined,
+  ): Promise<{ lease: HeldLease; payloads?: readonly string[] }> {
+    if (leases) return { lease: await leases.lock(session.id, session.key, options) };
+    const owner = crypto.randomUUID();
+    const { ttlMs } = lockTimes(options);
+    const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, ttlMs);
+    const renew = calls.renew?.bind(calls);
+    const takeAndRead = read && calls.takeAndRead?.bind(calls);
+    let payloads: readonly string[] | undefined;
+    const tryTake = takeAndRead
+      ? async () => {
+          payloads = await ask(() => takeAndRead(read.last), true);
+          return payloads !== undefined;
+        }
+      : () => ask(() => calls.take(), true);
+    const lease = await pollForLock(session.key, options, {
+      owner,
+      take: tryTake,
+      release: () => ask(() => calls.release(), true),
+      renew: renew && (() => ask(renew, true)),
+    });
+    return { lease, payloads };
+  }
+
   const store: HistoryStore = {
     name,
     capabilities: engine.capabilities,
@@ -99,16 +139,12 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       return refuseSealed(key, await ask(() => readMessages(session, last), false), options);
     },
 
-    async append(key: SessionKey, messages: readonly BaseMessage[], options?: TurnAppendOptions): Promise<TurnAppendResult> {
+    async append(key: SessionKey, messages: readonly BaseMessage[], options?: AppendOptions): Promise<AppendResult> {
       const turnId = turnIdOf(options);
       const payloads = encodePayloads(messages);
       const session = writing(key, options);
-      if (payloads.length === 0) return { appended: true };
-      const fence = fenceOf(options);
-      const release = options?.release === true && fence !== undefined;
-      const turn = { turnId, keepTurnId: options?.keepTurnId !== false, fence, release };
-      const result = fenced(session, await ask(() => engine.append(session, payloads, turn), true));
-      return release && result.released ? { appended: result.appended, released: true } : { appended: result.appended };
+      const { appended } = await appendPayloads(session, payloads, { turnId, keepTurnId: true, fence: fenceOf(options), release: false });
+      return { appended };
     },
 
     async count(key: SessionKey): Promise<number> {
@@ -179,27 +215,37 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     },
 
     async lock(key: SessionKey, options: LockOptions = {}): Promise<TurnLock> {
-      const session = writing(key, undefined);
-      if (leases) return leases.lock(session.id, session.key, options);
-      const owner = crypto.randomUUID();
-      const { ttlMs, read } = lockTimes(options);
-      const calls = (engine.lock as NonNullable<StoreEngine["lock"]>)(session, owner, ttlMs);
-      const renew = calls.renew?.bind(calls);
-      const takeAndRead = read && calls.takeAndRead?.bind(calls);
-      let payloads: readonly string[] | undefined;
-      const take = takeAndRead
-        ? async () => {
-            payloads = await ask(() => takeAndRead(read.last), true);
-            return payloads !== undefined;
-          }
-        : () => ask(() => calls.take(), true);
-      const lock = await pollForLock(session.key, options, {
-        owner,
-        take,
-        release: () => ask(() => calls.release(), true),
-        renew: renew && (() => ask(renew, true)),
+      return (await take(writing(key, undefined), options, undefined)).lease;
+    },
+
+    async openTurn(key: SessionKey, options: TurnOptions = {}): Promise<OpenTurn> {
+      const session = writing(key, undefined); // the turn's key, checked once for all its calls
+      const { read, ...lockOptions } = options;
+      const last = read ? readWindow(read) : undefined;
+      const wanted = read && last !== 0 ? { last } : undefined;
+      const { lease, payloads } = await take(session, lockOptions, wanted);
+      let history: BaseMessage[] | undefined = read && last === 0 ? [] : undefined;
+      if (wanted) {
+        try {
+          const messages = payloads ? decodeMessages(payloads) : await ask(() => readMessages(session, last), false);
+          history = refuseSealed(session.key, messages, read);
+        } catch (error) {
+          await lease.release();
+          throw error;
+        }
+      }
+      return turnWith(lease, history, async (messages, save) => {
+        const turnId = turnIdOf(save);
+        const payloads = encodePayloads(messages);
+        open();
+        const fenceWith = { lock: lease };
+        leases?.check(session.id, session.key, fenceWith);
+        const fence = fenceOf(fenceWith);
+        const release = save?.last === true && fence !== undefined;
+        const result = await appendPayloads(session, payloads, { turnId, keepTurnId: save?.keepTurnId !== false, fence, release });
+        if (release && result.released) lease.markReleased();
+        return { appended: result.appended };
       });
-      return withLockedRead(lock, session.key, payloads, options.read);
     },
 
     history(key: SessionKey) {

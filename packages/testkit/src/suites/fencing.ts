@@ -2,7 +2,6 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { HumanMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory, type TurnLock } from "@memoria/core";
-import type { ReleasableLock, TurnAppendOptions, TurnAppendResult } from "@memoria/core/store-kit";
 import { describe, expect, it } from "vitest";
 import { numbered, randomKey, serializedTurnProblems } from "../fixtures.js";
 import { useStore, withStores } from "../harness.js";
@@ -69,23 +68,26 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       expect((await store().list(fresh)).sessions).toEqual([]);
     });
 
-    it("an append with release: true stores the turn, and a store that says released has freed the lock at once", async () => {
+    it("a turn's last save stores it and may give the lock back with it: after release, the lock is free and fences its holder off", async () => {
       const key = randomKey();
-      const held: ReleasableLock = await lockOf(store())(key, { ttlMs: 10_000 });
-      const releasing: TurnAppendOptions = { lock: held, release: true, turnId: "released-turn" };
-      const result: TurnAppendResult = await store().append(key, numbered(2), releasing);
-      expect(result.appended).toBe(true);
-      if (result.released) {
-        held.markReleased?.();
-        // Free now, not when the lease runs out: a second holder takes it without waiting.
-        const next = await lockOf(store())(key, { ttlMs: 10_000, waitMs: 0 });
-        await next.release();
-      } else {
-        await held.release();
-      }
+      const turn = await store().openTurn(key, { ttlMs: 10_000 });
+      expect(turn.history).toBeUndefined(); // nothing asked, nothing read
+      expect((await turn.save(numbered(2), { turnId: "released-turn", last: true })).appended).toBe(true);
+      await turn.release(); // nothing left to do where the save gave the lock back
+      await turn.release(); // and safe twice
+      // Free now, not when the lease runs out: a second holder takes it without waiting.
+      const next = await store().openTurn(key, { ttlMs: 10_000, waitMs: 0 });
+      await next.release();
+      expect(await store().count(key)).toBe(2);
+      // Given back, the lock fences its holder off like a lost one.
+      await expect(store().append(key, numbered(1, 50), { lock: turn.lock })).rejects.toMatchObject({ code: "LOCK_LOST" });
+      await expect(turn.save(numbered(1, 60))).rejects.toMatchObject({ code: "LOCK_LOST" });
       expect(await store().count(key)).toBe(2);
       // The turn id was kept with the write: a retry of the same turn stores nothing.
       expect((await store().append(key, numbered(2), { turnId: "released-turn" })).appended).toBe(false);
+      const retry = await store().openTurn(key);
+      expect((await retry.save(numbered(2), { turnId: "released-turn" })).appended).toBe(false);
+      await retry.release();
       expect(await store().count(key)).toBe(2);
     });
 
@@ -130,25 +132,26 @@ export function fencingSuite(setup: StoreSuiteSetup): void {
       expect((await store().list({ userId })).sessions).toEqual([]);
     });
 
-    it("a lock taken with a read holds, where the store reads with it, exactly what a read under the lock returns", async () => {
+    it("a turn's history is exactly what a read under its lock returns, and its save is fenced by that lock", async () => {
       const key = randomKey();
       const shapes = [{}, { last: 5 }, { last: 0 }, { last: 100 }];
       for (const session of [0, 30]) {
         if (session > 0) await store().append(key, numbered(session));
         for (const read of shapes) {
-          const held = await lockOf(store())(key, { read });
+          const turn = await store().openTurn(key, { read });
           try {
             const under = await store().read(key, read);
-            if (held.messages !== undefined) {
-              expect(held.messages.map((m) => [m.getType(), m.content, m.id])).toEqual(under.map((m) => [m.getType(), m.content, m.id]));
-            }
-            await store().append(key, numbered(1, 900), { lock: held }); // the lock is the store's own, and fences
+            expect(turn.history?.map((m) => [m.getType(), m.content, m.id])).toEqual(under.map((m) => [m.getType(), m.content, m.id]));
+            expect((await turn.save(numbered(1, 900))).appended).toBe(true);
+            await expect(store().append(key, numbered(1, 901), { lock: STALE })).rejects.toMatchObject({ code: "LOCK_LOST" });
           } finally {
-            await held.release();
+            await turn.release();
           }
         }
       }
-      await expect(lockOf(store())(key, { read: { last: -1 } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      // A bad window is refused before the lock is taken: the session is free at once.
+      await expect(store().openTurn(key, { read: { last: -1 } })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      await (await store().openTurn(key, { waitMs: 0 })).release();
     });
 
     it("a turn longer than its lock's TTL keeps the lock: 4 turns of 2 TTLs over two instances, none misses another", async () => {
