@@ -7,6 +7,7 @@ import { positive, storeAndFilter, storeOptions } from "./options.js";
 import { parseFilter, parseSession, resolveSession, showKey } from "./session-arg.js";
 import { sessionsOf } from "./sessions-of.js";
 import { withStore } from "./with-store.js";
+import { isBudgetKey, liveSpend } from "@memoria/memory";
 import { showHeading, showMessage, showTime } from "./transcript.js";
 
 /** `sessions`, `show` and `stats`: looking, never changing. */
@@ -75,8 +76,20 @@ export function browseCommands(program: Command): void {
           let messages = 0;
           let largest = 0;
           let scopeRecords = 0;
+          // What memory budgets counted in their current periods (memoryBudget), summed over scopes.
+          const memoryWork = { budgets: 0, calls: 0, tokens: 0, refused: 0 };
           const users = new Set<string>();
           for await (const key of sessionsOf(store, filter)) {
+            if (isBudgetKey(key)) {
+              const spend = await liveSpend(store, key);
+              if (spend) {
+                memoryWork.budgets++;
+                memoryWork.calls += spend.calls;
+                memoryWork.tokens += spend.tokens;
+                memoryWork.refused += spend.refused;
+              }
+              continue;
+            }
             if (isScopeKey(key)) {
               scopeRecords++; // long-term memory of a user (facts, profile), not a conversation
               continue;
@@ -87,11 +100,14 @@ export function browseCommands(program: Command): void {
             largest = Math.max(largest, count);
             if (key.userId !== undefined) users.add(key.userId);
           }
-          const stats = { store: label, sessions, messages, users: users.size, largestSession: largest, scopeRecords };
+          const stats = { store: label, sessions, messages, users: users.size, largestSession: largest, scopeRecords, memoryWork };
+          const work = memoryWork.budgets
+            ? `; memory work this period: ${counted(memoryWork.calls, "model call")}, ${counted(memoryWork.tokens, "token")}, ${memoryWork.refused} refused (${counted(memoryWork.budgets, "budget")})`
+            : "";
           if (options.json) process.stdout.write(`${JSON.stringify(stats)}\n`);
           else
             process.stdout.write(
-              `${label}: ${counted(sessions, "session")}, ${counted(messages, "message")}, ${counted(users.size, "user")} (userId), largest session ${counted(largest, "message")}${scopeRecords ? `, ${counted(scopeRecords, "scope record")} (long-term memory)` : ""}\n`,
+              `${label}: ${counted(sessions, "session")}, ${counted(messages, "message")}, ${counted(users.size, "user")} (userId), largest session ${counted(largest, "message")}${scopeRecords ? `, ${counted(scopeRecords, "scope record")} (long-term memory)` : ""}${work}\n`,
             );
         },
         { keys: options.keys },

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { type HistoryStore, scopeKeyOf } from "@memoria/core";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
+import { memoryBudget } from "@memoria/memory";
 import { openStore } from "../src/store-url.js";
 import { memoria } from "./run-cli.js";
 
@@ -231,6 +232,30 @@ describe.each(stores)("memoria on %s", (_name, freshUrl) => {
         .split("\n")
         .map((line) => JSON.parse(line).key.userId),
     ).toEqual(["ada", "ada"]);
+  });
+
+  it("stats sums what memory budgets counted this period, apart from long-term memory", async () => {
+    const { store } = await openStore(url);
+    try {
+      await store.append({ userId: "dora", conversationId: "c1" }, [new HumanMessage("Dora lives in Rome")]);
+      const budget = memoryBudget({ scope: ["userId"], calls: 1 });
+      await budget.spend(store, { userId: "dora" }, { name: "facts", prompt: "p".repeat(40) }, async () => "ok"); // 11 tokens, estimated
+      await expect(budget.spend(store, { userId: "dora" }, { name: "facts", prompt: "p" }, async () => "ok")).rejects.toThrow(/budget is spent/);
+    } finally {
+      await store.close();
+    }
+    const stats = await memoria(["stats", "--store", url, "--user", "dora", "--json"]);
+    expect(JSON.parse(stats.stdout)).toMatchObject({ sessions: 1, scopeRecords: 0, memoryWork: { budgets: 1, calls: 1, tokens: 11, refused: 1 } });
+    const text = await memoria(["stats", "--store", url, "--user", "dora"]);
+    expect(text.stdout).toContain("; memory work this period: 1 model call, 11 tokens, 1 refused (1 budget)\n");
+    // The budget's record travels with the user: exported, imported elsewhere, counted there alike.
+    const file = join(dir, `${tag()}.jsonl`);
+    expect((await memoria(["export", "--store", url, "--user", "dora", "--out", file])).code).toBe(0);
+    const target = `sqlite:${join(dir, `${tag()}.db`)}`;
+    expect((await memoria(["import", file, "--store", target])).code).toBe(0);
+    expect(JSON.parse((await memoria(["stats", "--store", target, "--json"])).stdout)).toMatchObject({
+      memoryWork: { budgets: 1, calls: 1, tokens: 11, refused: 1 },
+    });
   });
 
   it("export, import, stats and erase carry a user's long-term memory (their scope record)", async () => {

@@ -10,7 +10,7 @@ import { memoriaMiddleware } from "@memoria/memory/agent";
 import { createAgent, tool } from "langchain";
 import { z } from "zod";
 import { type HistoryStore, type MemoryStrategy, RunnableWithMessageHistory } from "@memoria/core";
-import { combineMemory, windowMemory } from "@memoria/memory";
+import { combineMemory, memoryBudget, windowMemory } from "@memoria/memory";
 import { HashingEmbeddings, factMemory, readFacts, recallMemory, workingMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
@@ -245,9 +245,10 @@ describe("memoria studio", { timeout: 120_000 }, () => {
     const store = createSqliteStore({ path });
     try {
       const model = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "k", configuration: { baseURL: server.baseURL }, maxRetries: 0 });
+      const budget = memoryBudget({ scope: ["userId"], calls: 100 });
       const memory = combineMemory(
-        workingMemory({ model, scope: ["userId"] }),
-        factMemory({ model, scope: ["userId"], structured: false }),
+        workingMemory({ model, scope: ["userId"], budget }),
+        factMemory({ model, scope: ["userId"], structured: false, budget }),
         recallMemory({ embeddings: new HashingEmbeddings(), scope: ["userId"] }),
         windowMemory({ k: 2 }),
       );
@@ -278,6 +279,10 @@ describe("memoria studio", { timeout: 120_000 }, () => {
       ]);
       await expect(page.getByText("Facts that held before (1)").count()).resolves.toBe(1);
       await expect(page.locator("#recall-size").textContent()).resolves.toBe("Recall index: 154 messages of ada's conversations."); // the turns and the small talk before March's (indexed with it)
+      // What the memory work cost this period: March's 151 messages in 8 batches of 20 and June's turn, each batch a profile update and an extraction.
+      await expect(page.locator("#memory-budget").textContent()).resolves.toMatch(
+        /^Memory work for ada this period \(until .+\): 18 model calls, [\d,]+ tokens\.$/,
+      );
       // The profile working memory keeps, with the latest move.
       await expect(page.locator("details[open]").filter({ hasText: "profile" }).locator("pre").innerText()).resolves.toBe("Ada lives in Paris");
       await page.screenshot({ path: join(shots, "studio-memory-view.png") });

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "FORBIDDEN",
   "INTEGRITY",
   "EDIT_CONFLICT",
+  "BUDGET_SPENT",
 ] as const;
 
 export type MemoriaErrorCode = (typeof ERROR_CODES)[number];

@@ -1,6 +1,9 @@
 import { type BaseMessage, getBufferString } from "@langchain/core/messages";
 import { type HistoryStore, LockLostError, type MemoryStrategy, MAX_TITLE_LENGTH, type SessionKey } from "@memoria/core";
 import { type SummaryModel, textOf } from "./summarizer.js";
+import { type MemoryBudget, unlessSpent } from "./memory-budget.js";
+import { reportOnce } from "./long-term/scope-work.js";
+import { modelName } from "./model-name.js";
 
 export const DEFAULT_TITLE_PROMPT = `Write a short title (at most six words) for the conversation below. Reply with the title only, without quotes.
 
@@ -17,6 +20,8 @@ export interface ConversationTitlesOptions {
   messages?: number;
   /** Where a failure to title a session goes; the turn is never affected. @default a console warning */
   onError?: (error: unknown, key: SessionKey) => void;
+  /** Counts the title calls against a budget per scope (`memoryBudget`); spent, the session gets no title (said once per period). @default no budget */
+  budget?: MemoryBudget;
 }
 
 /** A strategy that also titles its sessions; `idle()` resolves once every title asked for is written or given up. */
@@ -60,7 +65,11 @@ export function withTitles(inner: MemoryStrategy, options: ConversationTitlesOpt
     const info = await store.info?.(key);
     if (!info || info.title !== undefined) return;
     const opening = info.messageCount === added.length ? added.slice(0, first) : (await store.read(key)).slice(0, first);
-    const text = cleanTitle(textOf(await options.model.invoke(prompt.replace("{conversation}", getBufferString([...opening])))));
+    const asked = prompt.replace("{conversation}", getBufferString([...opening]));
+    const spent = (error: unknown) => reportOnce(error, { scope: key, session: key, memory: "titles", model: modelName(options.model) });
+    const answer = await unlessSpent(options.budget, store, key, { name: "title", prompt: asked }, () => options.model.invoke(asked), spent);
+    if (answer === undefined) return; // spent: no title (an app can still set one)
+    const text = cleanTitle(textOf(answer));
     if (!text) return;
     const lock = await store.lock?.(key);
     try {

@@ -7,6 +7,18 @@ export { type SummaryBufferMemoryOptions, summaryBufferMemory } from "./summary-
 export { readOnlyMemory } from "./read-only-memory.js";
 export { DEFAULT_SUMMARY_PROMPT, type SummaryModel, extendSummary } from "./summarizer.js";
 export { type ConversationTitlesOptions, DEFAULT_TITLE_PROMPT, type TitlingStrategy, cleanTitle, withTitles } from "./conversation-titles.js";
+export {
+  BUDGET_STATE,
+  type BudgetEvent,
+  type BudgetSpend,
+  BudgetSpentError,
+  type MemoryBudget,
+  type MemoryBudgetOptions,
+  budgetKeyOf,
+  isBudgetKey,
+  liveSpend,
+  memoryBudget,
+} from "./memory-budget.js";
 export { type TokenCounter, countTextTokens, tiktokenCounter, truncateToTokens } from "./token-counter.js";
 export { cutToFit, readLastTurns, startOfLastTurns, turnStarts } from "./turn-window.js";
 export { ENTITY_EXTRACTION_PROMPT, ENTITY_SUMMARY_PROMPT, type EntityMemoryOptions, entityMemory } from "./entity-memory.js";

@@ -1,7 +1,8 @@
 import { MemoriaError, type MemoryLoadContext, type MemoryStrategy } from "@memoria/core";
 import type { BaseMessage } from "@langchain/core/messages";
 import { type SummaryModel, extendSummary } from "./summarizer.js";
-import { MAX_FOLD, summaryMessage } from "./summary-memory.js";
+import { MAX_FOLD, summarizeWithin, summaryMessage } from "./summary-memory.js";
+import type { MemoryBudget } from "./memory-budget.js";
 import { compact, readSummary, writeSummary } from "./summary-state.js";
 import { type TokenCounter, tiktokenCounter, truncateToTokens } from "./token-counter.js";
 import { cutToFit } from "./turn-window.js";
@@ -25,6 +26,13 @@ export interface SummaryBufferMemoryOptions {
   /** Remove folded messages from the store (it must support `trim`). @default false */
   compact?: boolean;
   preamble?: string;
+  /**
+   * Counts the summary's model calls against a budget per scope (`memoryBudget`).
+   * Spent, the prompt holds the summary as it was and the newest turns that fit
+   * `maxTokens`; what lies between is folded in once the next period begins.
+   * @default no budget
+   */
+  budget?: MemoryBudget;
 }
 
 /**
@@ -50,7 +58,11 @@ export function summaryBufferMemory(options: SummaryBufferMemoryOptions): Memory
     const unfolded = unfoldedCount > 0 ? await context.read({ last: Math.min(unfoldedCount, MAX_FOLD) }) : [];
     const cut = await cutToFit(unfolded, maxTokens, count);
     if (cut === 0 && unfolded.length === unfoldedCount) return { summary: state.summary, buffer: unfolded };
-    const summary = truncateToTokens(await extendSummary(model, state.summary, unfolded.slice(0, cut), { prompt: options.prompt }), maxSummaryTokens);
+    const extended = await summarizeWithin(options.budget, context, model, (asked) =>
+      extendSummary(asked, state.summary, unfolded.slice(0, cut), { prompt: options.prompt }),
+    );
+    if (extended === undefined) return { summary: state.summary, buffer: unfolded.slice(cut) }; // the budget is spent
+    const summary = truncateToTokens(extended, maxSummaryTokens);
     const next = { summary, folded: total - (unfolded.length - cut), trimmed: state.trimmed };
     await writeSummary(context.state, name, next);
     if (options.compact) await compact(context, name, next);

@@ -17,6 +17,7 @@ import {
 } from "@memoria/core";
 import { countTextTokens, readOnlyMemory, tokenBufferMemory, windowMemory } from "@memoria/memory";
 import { forgetFact } from "@memoria/memory/long-term";
+import { budgetKeyOf, liveSpend } from "@memoria/memory";
 import { headerLine, snapshotLines } from "../export-format.js";
 import { readSnapshot } from "../snapshot.js";
 
@@ -169,12 +170,13 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
     "GET memory": async (params) => {
       const user = params.get("user");
       if (!user) throw new ApiError(400, '"user" is needed');
-      const state = (await store.getAllState?.(scopeKeyOf({ userId: user }))) ?? {};
+      const [state, budget] = await Promise.all([store.getAllState?.(scopeKeyOf({ userId: user })) ?? {}, liveSpend(store, budgetKeyOf({ userId: user }))]);
       // Long-term memory keeps `{ cursors, data }` per kind (ScopeWork): the data is what it remembers.
       const values = Object.fromEntries(Object.entries(state).map(([name, value]) => [name, (value as { data?: JsonValue } | null)?.data ?? value]));
       const { facts: factData, ...rest } = values;
       const facts = (factData as { facts?: JsonValue[] } | undefined)?.facts ?? [];
-      return { status: 200, body: { user, facts, state: rest } };
+      // What a memory budget per user counted in its current period (memoryBudget({ scope: ["userId"] })), if one is kept.
+      return { status: 200, body: { user, facts, state: rest, budget: budget ?? null } };
     },
 
     "GET erase-preview": async (params) => {

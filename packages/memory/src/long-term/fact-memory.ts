@@ -8,6 +8,8 @@ import { FACTS_STATE, type FactSource, type StatedFact, forgetFact, rememberFact
 import { type Fact, type FactsData, applyExtracted, holds, renderFacts, retain, shownToModel } from "./facts.js";
 import { modelName } from "../model-name.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
+import { scopeOfSession } from "./session-scope.js";
+import { type MemoryBudget, budgeted, unlessSpent } from "../memory-budget.js";
 
 export const SUBJECT_RESOLUTION_PROMPT = `Which of the known subjects does the user's new message refer to, by name or through words like "she", "he", "it", "there" or "my sister"? Use the recent conversation to tell who is meant.
 
@@ -51,6 +53,13 @@ export interface FactMemoryOptions {
   batchSize?: number;
   /** Where the memory block goes: a system message, or a user message of its own. @default "system" */
   placement?: MemoryPlacement;
+  /**
+   * Counts the model calls (extraction, and picking facts past `maxFacts`) against a
+   * budget per scope (`memoryBudget`). Spent, extraction waits for the next period
+   * (reported once), and a turn gets the newest `maxFacts` facts without a model call.
+   * @default no budget
+   */
+  budget?: MemoryBudget;
 }
 
 export interface FactMemory extends MemoryStrategy {
@@ -91,7 +100,10 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
       batchSize: options.batchSize ?? 20,
       async process(batch) {
         const known = (batch.data?.facts ?? []).filter(holds);
-        const extracted = await extractFacts(options.model, extractionPrompt(template, known, batch.messages), structured);
+        const prompt = extractionPrompt(template, known, batch.messages);
+        const extracted = await budgeted(options.budget, batch.store, batch.session, { name: "facts", prompt }, () =>
+          extractFacts(options.model, prompt, structured),
+        );
         const data = applyExtracted(batch.data, extracted, { session: batch.sessionId, first: batch.first, count: batch.messages.length, now: batch.now });
         return retain(data, options.retentionMs === undefined ? undefined : batch.now - options.retentionMs);
       },
@@ -107,7 +119,16 @@ export function factMemory(options: FactMemoryOptions): FactMemory {
     const prompt = SUBJECT_RESOLUTION_PROMPT.replace("{subjects}", subjects.join(", "))
       .replace("{recent}", recent || "(none)")
       .replace("{input}", textOfMessages(context.input));
-    const answer = (await ask(options.model, prompt)).toLowerCase();
+    const spent = (error: unknown) =>
+      (options.onError ?? reportOnce)(error, {
+        scope: scopeOfSession(context.sessionKey, fields).filter,
+        session: context.sessionKey,
+        memory: stateName,
+        model: modelName(options.model),
+      });
+    const asked = await unlessSpent(options.budget, context.store, context.sessionKey, { name: "facts", prompt }, () => ask(options.model, prompt), spent);
+    if (asked === undefined) return current.slice(-maxFacts); // spent: the newest facts, no model call
+    const answer = asked.toLowerCase();
     const named = new Set(answer === "none" ? [] : answer.split(",").map((name) => name.trim()));
     return current.filter((fact) => named.has(fact.subject.toLowerCase())).slice(-maxFacts);
   }

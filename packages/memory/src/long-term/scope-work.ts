@@ -12,6 +12,7 @@ import {
 import { namedValues } from "@memoria/core/store-kit";
 import { type ScopeRecord, readScopeRecord, withScopeLock, writeScopeRecord } from "./scope-record.js";
 import { scopeOfSession } from "./session-scope.js";
+import { BudgetSpentError } from "../memory-budget.js";
 
 export type { ScopeRecord } from "./scope-record.js";
 
@@ -67,9 +68,15 @@ const reported = new Set<string>();
 export const reportOnce: BackgroundErrorHandler = (error, { memory, model }) => {
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   const kind = error instanceof Error ? `${error.name}${code ? ` ${String(code)}` : ""}` : typeof error;
-  const cause = `${memory}|${model ?? ""}|${kind}`;
+  // A spent budget is said once per period: it is a cause again when the next one is spent too.
+  const spent = BudgetSpentError.isInstance(error) ? error : undefined;
+  const cause = `${memory}|${model ?? ""}|${kind}${spent ? `|${spent.resetsAt}` : ""}`;
   if (reported.has(cause)) return;
   reported.add(cause);
+  if (spent) {
+    process.emitWarning(`memoria: the "${memory}" memory's work is not done: ${spent.message} This is said once per period.`, { code: "MEMORIA_BUDGET_SPENT" });
+    return;
+  }
   const said = (error instanceof Error ? error.message : String(error)).split("\n")[0]?.slice(0, 200);
   process.emitWarning(
     `memoria: the work of the "${memory}" memory after a turn failed${model ? ` (model ${model})` : ""}: ${kind}: ${said}. It is retried with the next turn, and this is said once per cause: ` +

@@ -8,6 +8,7 @@ import { textOf } from "../summarizer.js";
 import { type ExtractionModel, askForJson, canStructure } from "./fact-extraction.js";
 import { PROFILE_STATE, type ProfileData } from "./profile-edits.js";
 import { modelName } from "../model-name.js";
+import { type MemoryBudget, budgeted } from "../memory-budget.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
 export const WORKING_MEMORY_PROMPT = `You keep a short profile of the user that every future conversation starts from: name, where they live, work, preferences, goals, ongoing plans. Update it with what the new lines of conversation say. Keep what is still true, replace what changed, drop nothing else.
@@ -45,6 +46,8 @@ export interface WorkingMemoryOptions {
   batchSize?: number;
   /** Where the memory block goes: a system message, or a user message of its own. @default "system" */
   placement?: MemoryPlacement;
+  /** Counts the profile's model calls against a budget per scope (`memoryBudget`); spent, the update waits for the next period (reported once). @default no budget */
+  budget?: MemoryBudget;
 }
 
 export interface WorkingMemory extends MemoryStrategy {
@@ -83,9 +86,11 @@ export function workingMemory(options: WorkingMemoryOptions): WorkingMemory {
           .replace("{profile}", current ? shown(current.profile) : "(empty)")
           .replace("{lines}", linesOf(batch.messages))
           .replace("{format}", format);
-        const profile = schema
-          ? toJsonValue(await askForJson(options.model, prompt, schema, "update_profile", structured))
-          : textOf(await options.model.invoke(prompt)).trim();
+        const profile = await budgeted(options.budget, batch.store, batch.session, { name: "profile", prompt }, async () =>
+          schema
+            ? toJsonValue(await askForJson(options.model, prompt, schema, "update_profile", structured))
+            : textOf(await options.model.invoke(prompt)).trim(),
+        );
         return { profile, updatedAt: batch.now };
       },
     },

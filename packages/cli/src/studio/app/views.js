@@ -258,6 +258,7 @@ function MemoryView({ user, about, onOpen }) {
     ${factList(holding, onOpen, about.write ? withdraw : undefined)}
     <h3>Facts that held before (${held.length})</h3>
     ${factList(held, onOpen)}
+    ${result.budget && html`<p class="meta" id="memory-budget">Memory work for ${user} this period (until ${new Date(result.budget.until).toLocaleString("en")}): ${result.budget.calls.toLocaleString("en")} model calls, ${result.budget.tokens.toLocaleString("en")} tokens${result.budget.refused ? `, ${result.budget.refused} refused: the budget is spent` : ""}.</p>`}
     ${typeof result.state.recall?.indexed === "number" && html`<p class="meta" id="recall-size">Recall index: ${result.state.recall.indexed.toLocaleString("en")} messages of ${user}'s conversations.</p>`}
     ${names.map((name) => html`<details open=${name === "profile"}><summary>${name}</summary><pre>${typeof result.state[name]?.profile === "string" ? result.state[name].profile : JSON.stringify(result.state[name], null, 2)}</pre></details>`)}
   </div>`;
