@@ -21,6 +21,7 @@ import { latencySections } from "./latency-report.js";
 import { latencyBySize } from "./latency.js";
 import { longTermSections } from "./long-term-report.js";
 import { compactionTokens } from "./compaction.js";
+import { promptCacheRows } from "./prompt-cache.js";
 import { type ChatRow, chatPersistence } from "./ai-sdk-chat.js";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { createRedisStore } from "@memoria/redis";
@@ -39,7 +40,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11,W12").split(",").map((w) => w.trim().toUpperCase()));
 // --quick is CI's smoke run: every workload once, small, in about 30 s; its figures are rough.
 const defaults: Settings = quick
   ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 50 }
@@ -261,6 +262,26 @@ try {
       table(
         ["store", "messages", "memoria (load + save)", "bare store (read + append)", "memoria ÷ bare"],
         rows.map((r) => [r.store, r.messages.toLocaleString("en"), formatMs(r.memoriaMs), formatMs(r.bareMs), ratio(r.memoriaMs, r.bareMs)]),
+      ),
+    );
+  }
+
+  if (only.has("W12")) {
+    const turns = quick ? 40 : 200;
+    log(`W12: tokens billed at full price by a provider's prompt cache over ${turns} turns, sliding windows against windows that move in blocks`);
+    const rows = await promptCacheRows(turns, quick ? 2_000 : 4_000, 10);
+    const byName = new Map(rows.map((r) => [r.strategy, r]));
+    sections.push(
+      `## W12: prompt cache over a long conversation\n\n${turns} turns of one conversation (a question of about 40 tokens, an answer of about 200, a system prompt of about 150), the same through every strategy; each prompt as the model received it. Full price: a prompt's tokens past the prefix it shares with the previous turn's prompt, cached as OpenAI caches (nothing below 1,024 tokens, then in steps of 128); js-tiktoken cl100k_base. History: tokens of history in the prompt over the second half of the conversation, least and most. Each memoria row is measured against the LangChain window of its kind; a row that moves in blocks is sized to hold at least what that sliding window holds.\n`,
+      table(
+        ["strategy", "history (least–most)", "tokens sent", "billed at full price", "full price ÷ LangChain's"],
+        rows.map((r) => [
+          r.strategy,
+          `${r.history.least.toLocaleString("en")}–${r.history.most.toLocaleString("en")}`,
+          r.sent.toLocaleString("en"),
+          r.fullPrice.toLocaleString("en"),
+          r.versus ? ratio(r.fullPrice, (byName.get(r.versus) as (typeof rows)[number]).fullPrice) : "1.00",
+        ]),
       ),
     );
   }

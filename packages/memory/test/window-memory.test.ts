@@ -61,4 +61,31 @@ describe.each(stores)("windowMemory on %s", (_, makeStore) => {
     expect(() => windowMemory({ k: -1 })).toThrow(/k must be/);
     await store.close();
   });
+
+  it("with a step, starts the prompt the same for step turns at a time, and always holds the last k turns", async () => {
+    const store = makeStore();
+    const key = { sessionId: "stepped" };
+    const memory = windowMemory({ k: 3, step: 4 });
+    const starts: string[] = [];
+    for (let turn = 0; turn < 30; turn++) {
+      const window = await memory.load(memoryContext(store, key));
+      const lines = transcript(window);
+      if (turn > 0) {
+        expect(lines[0]).toMatch(/^human: /);
+        // The last k turns at least (all when fewer), at most k + step.
+        const turns = lines.filter((line) => line.startsWith("human: ")).length;
+        expect(turns).toBeGreaterThanOrEqual(Math.min(3, turn));
+        expect(turns).toBeLessThanOrEqual(3 + 4);
+        expect(lines.at(-1)).toBe(`ai: answer ${turn - 1}`);
+      }
+      starts.push(lines[0] ?? "");
+      await store.append(key, [new HumanMessage(`question ${turn}`), new AIMessage(`answer ${turn}`)]);
+    }
+    // The start moved only every fourth turn: 30 turns, at most 30 / 4 + 1 different starts.
+    const moves = starts.filter((start, i) => i > 0 && start !== starts[i - 1]).length;
+    expect(moves).toBeLessThanOrEqual(Math.ceil(30 / 4) + 1);
+    expect(new Set(starts).size).toBeGreaterThan(4);
+    expect(() => windowMemory({ k: 3, step: 0 })).toThrow(/step must be/);
+    await store.close();
+  });
 });
