@@ -3,9 +3,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSqliteStore } from "@memoria/sql";
-import type { OpenAICompatibleServer } from "@memoria/testkit/servers";
+import { type OpenAICompatibleServer, launchChromium } from "@memoria/testkit/servers";
 import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadChat } from "../src/index.js";
 import { type ChatApp, startChatApp, startModel } from "./chat-app.js";
@@ -30,18 +30,7 @@ beforeAll(async () => {
   const page = { html: readFileSync(join(import.meta.dirname, "page/index.html"), "utf8"), script: bundle.outputFiles[0]?.text ?? "" };
   model = await startModel();
   app = await startChatApp(store, model.baseURL, { onDisconnect: "stop", page });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

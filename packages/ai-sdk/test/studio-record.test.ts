@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { SystemMessage } from "@langchain/core/messages";
 import type { MemoryStrategy } from "@memoria/core";
 import { createSqliteStore } from "@memoria/sql";
-import type { OpenAICompatibleServer } from "@memoria/testkit/servers";
-import { type Browser, chromium } from "playwright-core";
+import { type OpenAICompatibleServer, launchChromium } from "@memoria/testkit/servers";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Chat, startChatApp, startModel } from "./chat-app.js";
 
@@ -29,18 +29,7 @@ const facts: MemoryStrategy = {
 
 beforeAll(async () => {
   model = await startModel();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
 
 const BIN = join(import.meta.dirname, "..", "src", "bin.ts");
 
@@ -44,20 +43,4 @@ export async function runStudio(args: string[]): Promise<StudioProcess> {
         child.kill("SIGTERM");
       }),
   };
-}
-
-/** Debian's Chromium, headless, with what this machine's closed network needs. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
 }

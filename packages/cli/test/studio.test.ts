@@ -14,11 +14,11 @@ import { combineMemory, memoryBudget, windowMemory } from "@memoria/memory";
 import { HashingEmbeddings, factMemory, readFacts, recallMemory, workingMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
-import { startOpenAICompatibleServer } from "@memoria/testkit/servers";
+import { launchChromium, startOpenAICompatibleServer } from "@memoria/testkit/servers";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openStore } from "../src/store-url.js";
-import { launchChromium, runStudio } from "./studio-process.js";
+import { runStudio } from "./studio-process.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-studio-"));
 // UPDATE_SCREENSHOTS=1 refreshes the images the docs show; otherwise they go to a temporary folder.

@@ -16,3 +16,4 @@ export { jongodbBinary, startJongodb } from "./jongodb.js";
 export { type SmallDisk, mountSmallDisk, onSmallDisk } from "./small-disk.js";
 export { filesHolding, timesHolding } from "./raw-scan.js";
 export { type EnvServers, type ServerUrls, envServers, serversFromEnv } from "./env-servers.js";
+export { launchChromium } from "./chromium.js";
