@@ -22,6 +22,7 @@ import { latencyBySize } from "./latency.js";
 import { longTermSections } from "./long-term-report.js";
 import { compactionTokens } from "./compaction.js";
 import { promptCacheRows } from "./prompt-cache.js";
+import { soakSection } from "./soak-report.js";
 import { type ChatRow, chatPersistence } from "./ai-sdk-chat.js";
 import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { createRedisStore } from "@memoria/redis";
@@ -40,7 +41,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick as boolean;
-const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11,W12").split(",").map((w) => w.trim().toUpperCase()));
+const only = new Set((values.only ?? "W1,W2,W3,W4,W5,W6,W7,W8,W9,W10,W11,W12,W13").split(",").map((w) => w.trim().toUpperCase()));
 // --quick is CI's smoke run: every workload once, small, in about 30 s; its figures are rough.
 const defaults: Settings = quick
   ? { quick, sizes: [20, 1_000], runs: 3, warmupMs: 50 }
@@ -284,6 +285,11 @@ try {
         ]),
       ),
     );
+  }
+
+  if (only.has("W13")) {
+    log("W13: sustained load: worker processes on shared sessions, a server restart and a killed worker, then an audit");
+    sections.push(...(await soakSection(quick, log)));
   }
 } finally {
   await Promise.all(opened.map(closeKind));
