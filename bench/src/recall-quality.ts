@@ -4,8 +4,11 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
+import { stemmer } from "stemmer";
+import { eng as englishStopWords } from "stopword";
 import { median, timed } from "./measure.js";
 import { type SetConversation, recallConversations } from "./recall-conversations.js";
+import { heldOutConversations } from "./recall-held-out.js";
 import type { QuestionKind } from "./recall-events.js";
 
 /** A way of ranking a conversation's turns for a question: the top `k`, as [session, turn] positions. */
@@ -19,23 +22,32 @@ export interface RecallScore {
   recall: Record<number, number>;
   /** Share of questions with at least one evidence turn in the top k, by k. */
   hit: Record<number, number>;
+  /** Session level, as peers report it: mean share of a question's evidence sessions among the first k sessions its ranked turns come from, by k. */
+  sessions: Record<number, number>;
   /** Median time of one top-10 query. */
   queryMs: number;
 }
 
 export const KS = [5, 10, 20] as const;
+/** Session-level cut-offs: a conversation of the set holds 24 sessions. */
+export const SESSION_KS = [1, 3, 5] as const;
 
 /** Lowercased words, no stemming, no stop words: plain BM25 as it is usually run. */
 const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 
-/** Plain BM25 (k1 1.2, b 0.75) over a conversation's turns, in this process. */
-function bm25(conversation: SetConversation): Ranker {
-  const docs = conversation.sessions.flatMap((session, s) => session.turns.map((turn, t) => ({ at: [s, t] as [number, number], terms: words(turn.text) })));
+/** The `stopword` package's English list, and the question words it lacks ("when", "does", …). */
+const STOP_WORDS = new Set([...englishStopWords, "what", "when", "where", "who", "whom", "which", "why", "how", "did", "does", "do"]);
+/** Words as IR practice tunes BM25: stop words (question words among them) out, the rest Porter-stemmed. */
+const stemmedWords = (text: string) => words(text).flatMap((word) => (STOP_WORDS.has(word) ? [] : [stemmer(word)]));
+
+/** BM25 (k1 1.2) over a conversation's turns, in this process: plain (`words`, b 0.75) or tuned (`stemmedWords`, b 0.4). */
+function bm25(conversation: SetConversation, terms: (text: string) => string[] = words, b = 0.75): Ranker {
+  const docs = conversation.sessions.flatMap((session, s) => session.turns.map((turn, t) => ({ at: [s, t] as [number, number], terms: terms(turn.text) })));
   const df = new Map<string, number>();
   for (const doc of docs) for (const term of new Set(doc.terms)) df.set(term, (df.get(term) ?? 0) + 1);
   const avg = docs.reduce((sum, doc) => sum + doc.terms.length, 0) / docs.length;
   return async (question, k) => {
-    const query = new Set(words(question));
+    const query = new Set(terms(question));
     return docs
       .map((doc) => {
         let score = 0;
@@ -44,7 +56,7 @@ function bm25(conversation: SetConversation): Ranker {
           if (tf === 0) continue;
           const n = df.get(term) ?? 0;
           const idf = Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
-          score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * doc.terms.length) / avg));
+          score += (idf * tf * 2.2) / (tf + 1.2 * (1 - b + (b * doc.terms.length) / avg));
         }
         return { at: doc.at, score };
       })
@@ -85,7 +97,17 @@ function score(system: string, kind: QuestionKind | "all", found: { evidence: [n
     recall[k] = shares / found.length;
     hit[k] = hits / found.length;
   }
-  return { system, kind, questions: found.length, recall, hit, queryMs: median(times) };
+  const sessions: Record<number, number> = {};
+  for (const k of SESSION_KS) {
+    let shares = 0;
+    for (const { evidence, top } of found) {
+      const wanted = new Set(evidence.map(([s]) => s));
+      const ranked = [...new Set(top.map(([s]) => s))].slice(0, k);
+      shares += ranked.filter((s) => wanted.has(s)).length / wanted.size;
+    }
+    sessions[k] = shares / found.length;
+  }
+  return { system, kind, questions: found.length, recall, hit, sessions, queryMs: median(times) };
 }
 
 /**
@@ -93,8 +115,8 @@ function score(system: string, kind: QuestionKind | "all", found: { evidence: [n
  * store, its own index, offline embeddings, sessions indexed one after another as
  * they would be in use) against plain BM25 and plain vectors over the same turns.
  */
-export async function recallQualityScores(options: { conversations?: number; sessions?: number } = {}): Promise<RecallScore[]> {
-  const set = recallConversations(options.conversations, options.sessions);
+export async function recallQualityScores(options: { conversations?: number; sessions?: number; set?: "tuning" | "held-out" } = {}): Promise<RecallScore[]> {
+  const set = (options.set === "held-out" ? heldOutConversations : recallConversations)(options.conversations, options.sessions);
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-recall-quality-"));
   const store = createSqliteStore({ path: join(dir, "history.db") });
   const embeddings = new HashingEmbeddings();
@@ -112,7 +134,8 @@ export async function recallQualityScores(options: { conversations?: number; ses
         await recall.resume(store, scope);
       }
       const memoria: Ranker = async (question, k) => {
-        const passages = await recall.search(store, scope, question, { k });
+        // Best first (recall gives its passages in conversation order), so the sessions they come from are ranked as peers rank them.
+        const passages = (await recall.search(store, scope, question, { k })).sort((a, b) => b.score - a.score);
         return passages.flatMap((passage) =>
           Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [
             Number(String(passage.session.conversationId).slice(1)),
@@ -123,6 +146,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
       const systems: [string, Ranker][] = [
         ["memoria (default recall)", memoria],
         ["BM25 (k1 1.2, b 0.75)", bm25(conversation)],
+        ["BM25 tuned (Porter stemming, stop list, b 0.4)", bm25(conversation, stemmedWords, 0.4)],
         ["vectors (HashingEmbeddings)", vectors(conversation, embeddings)],
       ];
       for (const [system, rank] of systems) {
