@@ -1,6 +1,7 @@
 /**
- * One worker process of a soak run (`runSoak`): takes turns on every session it is
- * given, all at once, until its deadline, and reports over IPC each turn that
+ * One worker process of a soak run (`runSoak`): once its store is open it says it is
+ * ready, and from the start its parent then sends it takes turns on every session it is
+ * given, all at once, until that deadline, and reports over IPC each turn that
  * resolved (with its time), and its heap and open file descriptors every second.
  *
  *   node --import tsx soak-worker.js <store module> <target> <config JSON>
@@ -19,17 +20,21 @@ import { type HistoryStore, MemoriaError, type MemoryStrategy, RunnableWithMessa
 export interface SoakWorkerConfig {
   writer: string;
   sessions: string[];
-  /** When to stop starting turns (epoch ms). */
-  deadline: number;
   system: "memoria" | "langchain";
 }
 
 /** What a worker sends its parent. */
 export type SoakMessage =
+  | { ready: true }
   | { ack: { session: string; seq: number; ms: number; at: number } }
   | { sample: { heapUsed: number; fds: number; at: number } }
   | { failure: { typed: boolean; code: string } }
   | { done: true };
+
+/** What a parent sends a worker once it is ready: when to stop starting turns (epoch ms). */
+export interface SoakStart {
+  deadline: number;
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const send = (message: SoakMessage) => process.send?.(message);
@@ -59,14 +64,19 @@ async function main(): Promise<void> {
     invoke = (input, sessionId, turnId) => chain.invoke(input, { configurable: { sessionId, turnId } });
   }
 
+  // The run starts when every worker is ready: loading the modules and opening a store is no part of the load.
+  const { deadline } = await new Promise<SoakStart>((resolve) => {
+    process.once("message", (start: SoakStart) => resolve(start));
+    send({ ready: true });
+  });
   const sampler = setInterval(
     () => send({ sample: { heapUsed: process.memoryUsage().heapUsed, fds: readdirSync("/proc/self/fd").length, at: Date.now() } }),
     1_000,
   );
-  const grace = config.deadline + 30_000; // a turn begun before the deadline is seen through, through a fault
+  const grace = deadline + 30_000; // a turn begun before the deadline is seen through, through a fault
   await Promise.all(
     config.sessions.map(async (session) => {
-      for (let seq = 0; Date.now() < config.deadline; seq++) {
+      for (let seq = 0; Date.now() < deadline; seq++) {
         const text = `${config.writer}/${seq}`;
         const started = performance.now();
         for (;;) {

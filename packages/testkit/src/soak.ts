@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { SoakMessage, SoakWorkerConfig } from "./soak-worker.js";
+import type { SoakMessage, SoakStart, SoakWorkerConfig } from "./soak-worker.js";
 
 const WORKER = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "./soak-worker.ts" : "./soak-worker.js", import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,6 +27,8 @@ export interface SoakOptions {
   read(sessionId: string): Promise<BaseMessage[]>;
   /** Time windows the report is cut into. @default 6 */
   windows?: number;
+  /** How long the workers may take to load and open their stores before the run starts. @default 120_000 */
+  startTimeoutMs?: number;
 }
 
 /** One slice of a run's time. */
@@ -66,6 +68,8 @@ export interface SoakReport {
 
 interface Worker {
   child: ChildProcess;
+  /** Resolves once the worker has opened its store and waits for the start. */
+  ready: Promise<void>;
   exited: Promise<void>;
   heapUsed: number;
   fds: number;
@@ -83,10 +87,11 @@ function percentile(sorted: number[], p: number): number {
  * killed with SIGKILL half way (another takes its place); then an audit of every
  * stored session against every turn that resolved. The report gives throughput,
  * latency, heap and descriptors over time, and what was lost, doubled or misordered.
+ * The run's clock starts once every worker has opened its store: on a loaded machine
+ * loading the modules can take longer than a short run.
  */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
-  const started = Date.now();
-  const deadline = started + options.durationMs;
+  let start: SoakStart | undefined;
   const sessions = Array.from({ length: options.sessions }, (_, i) => `${options.prefix}-s${i}`);
   const acks: { session: string; writer: string; seq: number; ms: number; at: number }[] = [];
   const samples: { at: number; heapMB: number; fds: number }[] = [];
@@ -97,11 +102,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const workers: Worker[] = [];
 
   function startWorker(writer: string): Worker {
-    const config: SoakWorkerConfig = { writer, sessions, deadline, system: options.system ?? "memoria" };
+    const config: SoakWorkerConfig = { writer, sessions, system: options.system ?? "memoria" };
     const child = spawn(process.execPath, ["--import", "tsx", WORKER, options.storeModule, options.target, JSON.stringify(config)], {
       stdio: ["ignore", "ignore", "pipe", "ipc"],
     });
-    const worker: Worker = { child, exited: new Promise((resolve) => child.once("exit", () => resolve())), heapUsed: 0, fds: 0, alive: true };
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const ready = new Promise<void>((resolve, reject) => {
+      child.on("message", (message: SoakMessage) => {
+        if (!("ready" in message)) return;
+        if (start) child.send(start); // a worker started in another's place joins the run under way
+        resolve();
+      });
+      void exited.then(() => reject(new Error(`soak worker ${writer} ended before it was ready: ${errors}`)));
+    });
+    ready.catch(() => undefined); // awaited for the first workers only; a late one's failure is the exit check's
+    const worker: Worker = { child, ready, exited, heapUsed: 0, fds: 0, alive: true };
     child.stderr?.on("data", (chunk: Buffer) => {
       errors = (errors + chunk.toString()).slice(-4_000);
     });
@@ -123,6 +138,25 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   }
 
   for (let i = 0; i < options.workers; i++) startWorker(`w${i}`);
+  const startTimeoutMs = options.startTimeoutMs ?? 120_000;
+  let waited: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      Promise.all(workers.map((w) => w.ready)),
+      new Promise((_, reject) => {
+        waited = setTimeout(() => reject(new Error(`the soak workers were not ready within ${startTimeoutMs} ms: ${errors}`)), startTimeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    for (const w of workers) w.child.kill("SIGKILL");
+    throw error;
+  } finally {
+    clearTimeout(waited);
+  }
+  const started = Date.now();
+  const deadline = started + options.durationMs;
+  start = { deadline };
+  for (const w of workers) w.child.send(start);
   const sampler = setInterval(() => {
     const live = workers.filter((w) => w.alive && w.fds > 0);
     samples.push({ at: Date.now(), heapMB: Math.max(0, ...live.map((w) => w.heapUsed)) / 2 ** 20, fds: Math.max(0, ...live.map((w) => w.fds)) });
