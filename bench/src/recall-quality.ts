@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
+import { HashingEmbeddings, type RecallMemory, exactIndex, recallMemory } from "@memoria/memory/long-term";
 import { createSqliteStore } from "@memoria/sql";
 import { stemmer } from "stemmer";
 import { eng as englishStopWords } from "stopword";
@@ -121,6 +121,17 @@ export async function recallQualityScores(options: { conversations?: number; ses
   const store = createSqliteStore({ path: join(dir, "history.db") });
   const embeddings = new HashingEmbeddings();
   const recall = recallMemory({ embeddings, scope: ["userId"], range: { before: 0, after: 0 }, onError: (error) => console.error(error) });
+  // A weak embedding given as a real one: words hashed into 32 dimensions (many collide), fused at the vector weight a real embedding gets.
+  const weak = new HashingEmbeddings({ dimensions: 32 });
+  const weakFused = recallMemory({
+    embeddings: weak,
+    index: exactIndex(),
+    weights: { vector: 1 },
+    stateName: "recall-weak", // its own progress: the default recall's says nothing of this index
+    scope: ["userId"],
+    range: { before: 0, after: 0 },
+    onError: (error) => console.error(error),
+  });
   const results = new Map<string, { kind: QuestionKind; evidence: [number, number][]; top: [number, number][] }[]>();
   const times = new Map<string, number[]>();
   try {
@@ -132,19 +143,23 @@ export async function recallQualityScores(options: { conversations?: number; ses
           session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))),
         );
         await recall.resume(store, scope);
+        await weakFused.resume(store, scope);
       }
-      const memoria: Ranker = async (question, k) => {
-        // Best first (recall gives its passages in conversation order), so the sessions they come from are ranked as peers rank them.
-        const passages = (await recall.search(store, scope, question, { k })).sort((a, b) => b.score - a.score);
-        return passages.flatMap((passage) =>
-          Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [
-            Number(String(passage.session.conversationId).slice(1)),
-            passage.from + i,
-          ]),
-        );
-      };
+      const ranker =
+        (memory: RecallMemory): Ranker =>
+        async (question, k) => {
+          // Best first (recall gives its passages in conversation order), so the sessions they come from are ranked as peers rank them.
+          const passages = (await memory.search(store, scope, question, { k })).sort((a, b) => b.score - a.score);
+          return passages.flatMap((passage) =>
+            Array.from({ length: passage.to - passage.from + 1 }, (_, i): [number, number] => [
+              Number(String(passage.session.conversationId).slice(1)),
+              passage.from + i,
+            ]),
+          );
+        };
       const systems: [string, Ranker][] = [
-        ["memoria (default recall)", memoria],
+        ["memoria (default recall)", ranker(recall)],
+        ["memoria with a weak embedding fused (hashing, 32 dimensions, weights.vector 1)", ranker(weakFused)],
         ["BM25 (k1 1.2, b 0.75)", bm25(conversation)],
         ["BM25 tuned (Porter stemming, stop list, b 0.4)", bm25(conversation, stemmedWords, 0.4)],
         ["vectors (HashingEmbeddings)", vectors(conversation, embeddings)],
@@ -182,7 +197,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
       ),
     ]);
   } finally {
-    await recall.idle();
+    await Promise.all([recall.idle(), weakFused.idle()]);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
