@@ -32,8 +32,8 @@ for (const name of expected) {
   passed += report.numPassedTests;
   failed += report.numFailedTests;
   skipped += report.numPendingTests + report.numTodoTests;
-  // A file that failed to load counts as a failure even when it held no tests.
-  failed += report.testResults.filter(failedToLoad).length;
+  // A file that failed outside its tests (it did not load, or a hook failed and its tests were skipped) counts as a failure.
+  failed += report.testResults.filter(failedOutsideTests).length;
   failures.push(...failuresOf(name, report));
 }
 for (const line of failures) console.error(line);
@@ -42,17 +42,17 @@ failed += missing.length;
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
 
-function failedToLoad(file) {
-  return file.status === "failed" && file.assertionResults.length === 0;
+function failedOutsideTests(file) {
+  return file.status === "failed" && !file.assertionResults.some((test) => test.status === "failed");
 }
 
-// One line per failed test (or file that failed to load), with the first line of its
-// message, so the end of a CI log says what failed without the rest of the log.
+// One line per failed test (or file that failed outside its tests), with the first line
+// of its message, so the end of a CI log says what failed without the rest of the log.
 function failuresOf(name, report) {
   return report.testResults.flatMap((file) => {
     const where = `${name}: ${file.name.replace(root, "")}`;
     const first = (messages) => explain((messages?.[0] ?? "").split("\n")[0]).slice(0, 300);
-    if (failedToLoad(file)) return [`failed: ${where}: ${first([file.message])}`];
+    if (failedOutsideTests(file)) return [`failed: ${where}: ${first([file.message]) || "outside its tests (a hook timed out or threw; its tests were skipped: see the log)"}`];
     return file.assertionResults
       .filter((test) => test.status === "failed")
       .map((test) => `failed: ${where} > ${test.fullName}: ${first(test.failureMessages)}`);
