@@ -52,7 +52,8 @@ function failuresOf(name, report) {
   return report.testResults.flatMap((file) => {
     const where = `${name}: ${file.name.replace(root, "")}`;
     const first = (messages) => explain((messages?.[0] ?? "").split("\n")[0]).slice(0, 300);
-    if (failedOutsideTests(file)) return [`failed: ${where}: ${first([file.message]) || "outside its tests (a hook timed out or threw; its tests were skipped: see the log)"}`];
+    if (failedOutsideTests(file))
+      return [`failed: ${where}: ${first([file.message]) || "outside its tests (a hook timed out or threw; its tests were skipped: see the log)"}`];
     return file.assertionResults
       .filter((test) => test.status === "failed")
       .map((test) => `failed: ${where} > ${test.fullName}: ${first(test.failureMessages)}`);
