@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { SessionKey } from "@memoria/core";
+import { BudgetSpentError, memoryBudget } from "@memoria/memory";
 import { HashingEmbeddings, recallMemory } from "@memoria/memory/long-term";
 import { everyKindOfMessage } from "@memoria/testkit";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -141,5 +142,31 @@ describe("memoria migrate", () => {
     const done = await memoria(migrateArgs(from, to));
     expect(done.code).toBe(0);
     expect(await recallIn(to)).toEqual([said]);
+  });
+
+  it("a memory budget's spending goes with its scope: on the target, the period counts on from what the source spent", async () => {
+    const from = `sqlite:${join(dir, "budget-from.db")}`;
+    const to = `${inject("redisUrl")}?prefix=mig:budget:${crypto.randomUUID().slice(0, 8)}:`;
+    const budget = memoryBudget({ scope: ["userId"], calls: 3, now: () => Date.UTC(2026, 5, 1, 12) });
+    const session = { userId: "ada", conversationId: "c1" };
+    const work = { name: "facts", prompt: "Ada likes tea." };
+    const source = (await openStore(from, { create: true })).store;
+    try {
+      await source.append(session, [new HumanMessage("I like tea."), new AIMessage("Noted.")]);
+      for (let i = 0; i < 2; i++) await budget.spend(source, session, work, async () => "done");
+    } finally {
+      await source.close();
+    }
+    const done = await memoria(migrateArgs(from, to));
+    expect(done.code).toBe(0);
+    const target = (await openStore(to)).store;
+    try {
+      expect(await budget.spent(target, { userId: "ada" })).toMatchObject({ calls: 2, refused: 0, byWork: { facts: { calls: 2 } } });
+      await budget.spend(target, session, work, async () => "done");
+      const refused = await budget.spend(target, session, work, async () => "done").catch((error: unknown) => error);
+      expect(BudgetSpentError.isInstance(refused) && refused.limit).toBe("calls");
+    } finally {
+      await target.close();
+    }
   });
 });
