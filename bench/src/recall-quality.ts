@@ -121,17 +121,22 @@ export async function recallQualityScores(options: { conversations?: number; ses
   const store = createSqliteStore({ path: join(dir, "history.db") });
   const embeddings = new HashingEmbeddings();
   const recall = recallMemory({ embeddings, scope: ["userId"], range: { before: 0, after: 0 }, onError: (error) => console.error(error) });
-  // A weak embedding given as a real one: words hashed into 32 dimensions (many collide), fused at the vector weight a real embedding gets.
-  const weak = new HashingEmbeddings({ dimensions: 32 });
-  const weakFused = recallMemory({
-    embeddings: weak,
-    index: exactIndex(),
-    weights: { vector: 1 },
-    stateName: "recall-weak", // its own progress: the default recall's says nothing of this index
-    scope: ["userId"],
-    range: { before: 0, after: 0 },
-    onError: (error) => console.error(error),
-  });
+  // A weak embedding given as a real one (no `lexicalOnly`): words hashed into 32 dimensions (many collide), fused at the
+  // weight it earns (recall's trust check) and at the full weight, which shows what that check saves.
+  const hashed = new HashingEmbeddings({ dimensions: 32 });
+  const weak = { embedDocuments: (texts: string[]) => hashed.embedDocuments(texts), embedQuery: (text: string) => hashed.embedQuery(text) };
+  const weakRecall = (stateName: string, weights?: { vector: number }) =>
+    recallMemory({
+      embeddings: weak,
+      index: exactIndex(),
+      ...(weights ? { weights } : {}),
+      stateName, // its own progress: the default recall's says nothing of this index
+      scope: ["userId"],
+      range: { before: 0, after: 0 },
+      onError: (error) => console.error(error),
+    });
+  const weakTrusted = weakRecall("recall-weak");
+  const weakFused = weakRecall("recall-weak-fused", { vector: 1 });
   const results = new Map<string, { kind: QuestionKind; evidence: [number, number][]; top: [number, number][] }[]>();
   const times = new Map<string, number[]>();
   try {
@@ -143,6 +148,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
           session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))),
         );
         await recall.resume(store, scope);
+        await weakTrusted.resume(store, scope);
         await weakFused.resume(store, scope);
       }
       const ranker =
@@ -159,7 +165,8 @@ export async function recallQualityScores(options: { conversations?: number; ses
         };
       const systems: [string, Ranker][] = [
         ["memoria (default recall)", ranker(recall)],
-        ["memoria with a weak embedding fused (hashing, 32 dimensions, weights.vector 1)", ranker(weakFused)],
+        ["memoria with a weak embedding (hashing, 32 dimensions, the weight it earns)", ranker(weakTrusted)],
+        ["memoria with a weak embedding fused at weights.vector 1", ranker(weakFused)],
         ["BM25 (k1 1.2, b 0.75)", bm25(conversation)],
         ["BM25 tuned (Porter stemming, stop list, b 0.4)", bm25(conversation, stemmedWords, 0.4)],
         ["vectors (HashingEmbeddings)", vectors(conversation, embeddings)],
@@ -197,7 +204,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
       ),
     ]);
   } finally {
-    await Promise.all([recall.idle(), weakFused.idle()]);
+    await Promise.all([recall.idle(), weakTrusted.idle(), weakFused.idle()]);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }

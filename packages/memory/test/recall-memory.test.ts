@@ -67,6 +67,35 @@ describe("recallMemory with words and vectors fused", () => {
     expect(missing).toEqual([]);
     await store.close();
   });
+
+  it("an embedding that only matches words earns no weight: recall finds what the words alone find", async () => {
+    const store = createSqliteStore({ path: join(root, "fused-weak.db") });
+    const hashing = new HashingEmbeddings({ dimensions: 32 });
+    // Given as a real model is: no `lexicalOnly`, so recall checks what it can do.
+    const weak = { embedDocuments: (texts: string[]) => hashing.embedDocuments(texts), embedQuery: (text: string) => hashing.embedQuery(text) };
+    const options = { scope: ["userId"], k: 5, range: { before: 0, after: 0 }, index: exactIndex() };
+    const [given, wordsOnly, forced] = [
+      recallMemory({ ...options, embeddings: weak, stateName: "given" }),
+      recallMemory({ ...options, index: exactIndex(), embeddings: weak, weights: { vector: 0 }, stateName: "words" }),
+      recallMemory({ ...options, index: exactIndex(), embeddings: weak, weights: { vector: 1 }, stateName: "forced" }),
+    ];
+    const topics = "dog garden boat piano train coffee mountain book rain market river bread violin winter lamp kite".split(" ");
+    for (let i = 0; i < 96; i++) {
+      const [a, b] = [topics[i % 16], topics[(i * 7 + 3) % 16]];
+      await store.append({ userId: "ada", conversationId: `c${i % 6}` }, [new HumanMessage(`I talked about the ${a} and the ${b} today.`)]);
+    }
+    for (const recall of [given, wordsOnly, forced]) await recall.resume(store, { userId: "ada" });
+    const found = async (recall: typeof given, query: string) =>
+      (await recall.search(store, { userId: "ada" }, query, { k: 5 })).map((passage) => `${passage.conversation}#${passage.from}`);
+    let differed = 0;
+    for (const topic of topics) {
+      const query = `What did I say about the ${topic}?`;
+      expect(await found(given, query)).toEqual(await found(wordsOnly, query));
+      if ((await found(forced, query)).join() !== (await found(wordsOnly, query)).join()) differed++;
+    }
+    expect(differed).toBeGreaterThan(0); // fused at full weight, the same embedding reorders what the words found
+    await store.close();
+  });
 });
 
 describe.each(STORES)("recallMemory on %s", (_, makeStore) => {

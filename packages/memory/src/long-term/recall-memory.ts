@@ -19,7 +19,7 @@ import { linesOf, textOfMessages } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage } from "../memory-block.js";
 import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
-import { fuseRankings, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
+import { embeddingTrust, fuseRankings, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
 import { excerptOf } from "./recall-excerpt.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
@@ -44,12 +44,16 @@ export interface RecallMemoryOptions {
   /**
    * How much each ranking counts when they are fused (weighted reciprocal rank
    * fusion): the index's BM25 ranking of the messages' words, and the embeddings'
-   * ranking; 0 leaves one out. With embeddings that only hash words
-   * (`HashingEmbeddings`, `lexicalOnly`) the vector weight defaults to 0: their
-   * ranking is a worse copy of the lexical one, and fused at any weight it cost
-   * recall on the recall-quality set (`pnpm bench --only W8`). An index with no
-   * lexical search (a `VectorStore`'s) is searched by vector whatever the weights.
-   * @default { lexical: 1, vector: 1 }
+   * ranking; 0 leaves one out. Unless given, the vector weight is what the
+   * embeddings earn on a small built-in check (`embeddingTrust`: questions whose
+   * answers share none of their words, beside decoys that share them), run once at
+   * the first search: 1 for embeddings that read meaning, 0 for ones that only
+   * match words, which would otherwise pull recall below the words alone (a weak
+   * one fused at 1 took recall@5 from 70 % to 31 % in `pnpm bench --only W8`).
+   * Embeddings that declare `lexicalOnly` (`HashingEmbeddings`) weigh 0 unchecked.
+   * An index with no lexical search (a `VectorStore`'s) is searched by vector
+   * whatever the weights.
+   * @default { lexical: 1, vector: what the embeddings earn }
    */
   weights?: { lexical?: number; vector?: number };
   /** Vectors indexed longer ago than this are dropped. @default kept */
@@ -166,10 +170,10 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   }
   const weights = {
     lexical: options.weights?.lexical ?? 1,
-    vector: options.weights?.vector ?? ((options.embeddings as { lexicalOnly?: boolean }).lexicalOnly ? 0 : 1),
+    vector: options.weights?.vector ?? ((options.embeddings as { lexicalOnly?: boolean }).lexicalOnly ? 0 : undefined),
   };
   for (const [name, value] of Object.entries(weights)) {
-    if (!(Number.isFinite(value) && value >= 0))
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0))
       throw new MemoriaError("INVALID_ARGUMENT", `recallMemory: weights.${name} must be a number >= 0, got ${value}.`);
   }
   const indexFor = (store: HistoryStore): RecallIndex => options.index ?? defaultIndex(store);
@@ -285,7 +289,8 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     const terms = searchTerms ? recallQuery(query) : [];
     const byWords = async (n: number) => (searchTerms && terms.length > 0 ? searchTerms(scopeId, terms, n) : []);
     const byVector = async (n: number) => (await index.search(scopeId, await options.embeddings.embedQuery(query), n)).filter((hit) => hit.score >= minScore);
-    if (weights.vector === 0 || terms.length === 0) {
+    const vectorWeight = terms.length === 0 ? 0 : (weights.vector ?? (await embeddingTrust(options.embeddings)));
+    if (vectorWeight === 0) {
       const found = await byWords(depth);
       return found.length > 0 ? found : byVector(depth);
     }
@@ -293,7 +298,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
     const [words, vectors] = await Promise.all([byWords(listDepth), byVector(listDepth)]);
     return fuseRankings(
       [
-        { hits: vectors, weight: weights.vector },
+        { hits: vectors, weight: vectorWeight },
         { hits: words, weight: weights.lexical },
       ],
       depth,
