@@ -18,7 +18,7 @@ function quality(label: string, q: RecallQuality): string[] {
  * W8's sections. With OPENAI_BASE_URL (and OPENAI_MODEL, OPENAI_EMBEDDINGS_MODEL)
  * set, the recall set also runs through that real model and those embeddings.
  */
-export async function longTermSections(settings: Settings, log: (line: string) => void): Promise<string[]> {
+export async function longTermSections(settings: Settings, log: (line: string) => void, postgresUrl: string): Promise<string[]> {
   const turns = [...(await longTermTurns(settings, 0)), ...(await longTermTurns(settings, 50))];
   const base = (modelMs: number) => turns.find((t) => t.modelMs === modelMs && t.variant === "buffer memory")?.turn ?? Number.NaN;
   log("W8: recall set");
@@ -62,7 +62,7 @@ export async function longTermSections(settings: Settings, log: (line: string) =
   log("W8: recall query time");
   const sizes = settings.quick ? [2_000] : [10_000, 100_000];
   const queries = [];
-  for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15)));
+  for (const items of sizes) queries.push(...(await recallQueryTime(items, settings.quick ? 5 : 15, postgresUrl)));
   return [
     "## W8: long-term memory on SQLite\n\nA turn with `bufferMemory()` against the same turn with `factMemory` and `recallMemory` (scope `userId`) on top: extraction by a scripted model that answers after 20 ms, hashing embeddings, sqlite-vec. Each user holds " +
       String(settings.quick ? 3 : 20) +
@@ -76,10 +76,10 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     ),
     "\n### Recall quality\n\nThe repo's recall set (`bench/src/recall-set.ts`): 10 users × 5 conversations, 50 questions whose answer was said in an earlier conversation, 10 facts changed in a later one (a move or a new job). Hit: the message holding the answer is among recall's top 5. Newer value: the fact that holds now is the new one, and the old one is closed. Run it against a real model and embeddings with `OPENAI_BASE_URL=… OPENAI_API_KEY=… OPENAI_MODEL=… OPENAI_EMBEDDINGS_MODEL=… pnpm bench --only W8`.\n",
     table(["model and embeddings", "answer in top 5", "changed facts answered with the newer value"], rows),
-    "\n### Recall query time\n\nTop 5 of one scope holding that many vectors (256 dimensions, hashing embeddings of synthetic notes, about 7 terms each): the SQLite store's index, whose first query at a version ranks in SQL (sqlite-vec's `vec_distance_cosine`, or the BM25 statement) and whose second loads the scope into the process, where it is ranked from then on (an exact scan over one block of memory, by WebAssembly SIMD; the same BM25) while it fits the store's budget (`recallCacheBytes`; by default a sixteenth of the memory the process may use, between 32 and 512 MiB: " +
-      `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000.\n`,
+    "\n### Recall query time\n\nTop 5 by vector, and top 10 by words, of one scope holding that many items (256 dimensions, hashing embeddings of synthetic notes, about 7 terms each): the SQLite and PostgreSQL stores' indexes, whose first query at a version ranks in SQL (sqlite-vec's `vec_distance_cosine`, or the BM25 statement; PostgreSQL reads the scope's vectors and ranks them in the process) and whose second loads the scope into the process, where it is ranked from then on (an exact scan over one block of memory, by WebAssembly SIMD; the same BM25) while it fits the store's budget (`recallCacheBytes`; by default a sixteenth of the memory the process may use, between 32 and 512 MiB: " +
+      `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000; top 10 of 100,000 by words ≤ 20 ms on SQLite and PostgreSQL.\n`,
     table(
-      ["vectors in the scope", "index", "first query, second (loads)", "query by vector", "query by words"],
+      ["items in the scope", "index", "first query, second (loads)", "top 5 by vector", "top 10 by words"],
       queries.map((q) => [
         q.items.toLocaleString("en"),
         q.index,

@@ -8,7 +8,7 @@ import { type MemoryStrategy, type RecallIndex, RunnableWithMessageHistory, deco
 import { bufferMemory, combineMemory } from "@memoria/memory";
 import { type ExtractionModel, HashingEmbeddings, exactIndex, factMemory, recallMemory } from "@memoria/memory/long-term";
 import { recallQuery, recallTerms } from "@memoria/recall";
-import { createSqliteStore } from "@memoria/sql";
+import { createPostgresStore, createSqliteStore } from "@memoria/sql";
 import { answerMemoryPrompt } from "@memoria/testkit/scripted-model";
 import { interleave, median, timed } from "./measure.js";
 import { recallSet } from "./recall-set.js";
@@ -167,28 +167,35 @@ export interface RecallQueryTime {
   first: [number, number];
   /** A vector query (`search`), median of the rest. */
   query: number;
-  /** A query by words (`searchTerms`), where the index has it. */
+  /** A top 10 by words (`searchTerms`), where the index has it. */
   words?: number;
 }
 
 /**
- * Top-5 query time over one scope of `items` synthetic notes: the SQLite store's index
- * with its default budget for held scopes and with none (every query in SQL), and
- * `exactIndex()`; each ranks by vector, then by words.
+ * Top-5 query time over one scope of `items` synthetic notes: the SQLite and
+ * PostgreSQL stores' indexes with their default budget for held scopes and with none
+ * (every query in SQL), and `exactIndex()`; each ranks by vector, then by words.
  */
-export async function recallQueryTime(items: number, runs: number): Promise<RecallQueryTime[]> {
+export async function recallQueryTime(items: number, runs: number, postgresUrl: string): Promise<RecallQueryTime[]> {
   const dir = mkdtempSync(join(tmpdir(), "memoria-bench-vec-"));
   const store = createSqliteStore({ path: join(dir, "history.db") });
   const inSql = createSqliteStore({ path: join(dir, "history.db"), recallCacheBytes: 0 });
+  const tablePrefix = `memoria_bench_recall_${items}_`;
+  const postgres = createPostgresStore({ connectionString: postgresUrl, tablePrefix });
+  const postgresInSql = createPostgresStore({ connectionString: postgresUrl, tablePrefix, recallCacheBytes: 0 });
   try {
     const embeddings = new HashingEmbeddings();
     const sessions = 100;
-    for (let s = 0; s < sessions; s++) await store.append({ userId: "u", conversationId: `c${s}` }, [new HumanMessage(`conversation ${s}`)]);
+    await postgres.delete({ userId: "u" }); // a database kept from an earlier run (DATABASE_URL)
+    for (const writer of [store, postgres])
+      for (let s = 0; s < sessions; s++) await writer.append({ userId: "u", conversationId: `c${s}` }, [new HumanMessage(`conversation ${s}`)]);
     const scope = encodeSessionKey(scopeKeyOf({ userId: "u" }));
     const exact = exactIndex();
     const indexes: [string, RecallIndex][] = [
       ["SQLite store", store.recallIndex()],
       ["SQLite store, recallCacheBytes 0", inSql.recallIndex()],
+      ["PostgreSQL store", postgres.recallIndex()],
+      ["PostgreSQL store, recallCacheBytes 0", postgresInSql.recallIndex()],
       ["exactIndex()", exact],
     ];
     const words = ["harbour", "invoice", "garden", "violin", "ferry", "thesis", "recipe", "glacier", "lantern", "budget", "orchard", "summit"];
@@ -205,8 +212,8 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
           terms: recallTerms(text),
         };
       });
-      // The two SQL stores share one database: one of them writes.
-      for (const index of [store.recallIndex(), exact]) await index.upsert(batch);
+      // The two stores of each engine share one database: one of them writes.
+      for (const index of [store.recallIndex(), postgres.recallIndex(), exact]) await index.upsert(batch);
     }
     const texts = Array.from({ length: runs }, (_, i) => `${words[i % 12]} ${words[(i + 4) % 12]} note ${i}`);
     const queries = texts.map((text) => embeddings.vector(text));
@@ -219,7 +226,7 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
     for (const [i, query] of queries.entries()) {
       for (const [name, index] of indexes) {
         byVector.get(name)?.push(await timed(() => index.search(scope, query, 5)));
-        if (index.searchTerms) byWords.get(name)?.push(await timed(() => index.searchTerms!(scope, recallQuery(texts[i] as string), 5)));
+        if (index.searchTerms) byWords.get(name)?.push(await timed(() => index.searchTerms!(scope, recallQuery(texts[i] as string), 10)));
       }
     }
     const out: RecallQueryTime[] = indexes.map(([name]) => {
@@ -234,8 +241,8 @@ export async function recallQueryTime(items: number, runs: number): Promise<Reca
     });
     return out;
   } finally {
-    await store.close();
-    await inSql.close();
+    await postgres.delete({ userId: "u" });
+    for (const opened of [store, inSql, postgres, postgresInSql]) await opened.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

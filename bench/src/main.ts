@@ -203,8 +203,8 @@ try {
   }
 
   if (only.has("W8")) {
-    log("W8: long-term memory (SQLite): turn cost, recall quality, recall query time");
-    sections.push(...(await longTermSections(settings, log)));
+    log("W8: long-term memory (SQLite): turn cost, recall quality; recall query time (SQLite, PostgreSQL)");
+    sections.push(...(await longTermSections(settings, log, postgresUrl)));
   }
 
   if (only.has("W9")) {

@@ -5,8 +5,8 @@ export {
   type SqliteStatementLike,
   type SqliteStoreOptions,
   createSqliteStore,
-  defaultRecallCacheBytes,
 } from "./sqlite-dialect.js";
+export { type HeldRecallOptions, defaultRecallCacheBytes } from "./recall-scope-cache.js";
 export { type PgClientLike, type PgPoolLike, type PgQuery, type PostgresStoreOptions, createPostgresStore } from "./postgres-dialect.js";
 export { SCHEMA_VERSION } from "./schema.js";
 export { type MysqlConnectionLike, type MysqlPoolLike, type MysqlStoreOptions, createMysqlStore } from "./mysql-dialect.js";

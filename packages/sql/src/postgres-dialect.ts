@@ -1,6 +1,7 @@
 import { MemoriaError, StoreUnavailableError, type WriteOutcome } from "@memoria/core";
 import { loadPeerDependency, withTimeout } from "@memoria/core/store-kit";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
+import { type HeldRecallOptions, recallCacheBytesOf } from "./recall-scope-cache.js";
 import { standardForms } from "./sql-forms.js";
 import { executing, inlined, pgStatement } from "./postgres-statements.js";
 import { poolHolder } from "./pool-holder.js";
@@ -35,7 +36,7 @@ export interface PgClientLike {
   removeListener?(event: "error", listener: (error: Error) => void): unknown;
 }
 
-export interface PostgresStoreOptions extends SqlStoreOptions {
+export interface PostgresStoreOptions extends SqlStoreOptions, HeldRecallOptions {
   /** e.g. `postgres://user:pass@host:5432/db`. Used when no `pool` is given. */
   connectionString?: string;
   /** A pg `Pool` to use instead of `connectionString`. The store does not end it. */
@@ -140,6 +141,7 @@ const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 function postgresDialect(options: PostgresStoreOptions): SqlDialect {
   const timeoutMs = options.operationTimeoutMs ?? 10_000;
+  const recallCacheBytes = recallCacheBytesOf(options);
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
     throw new MemoriaError("INVALID_ARGUMENT", `operationTimeoutMs must be a number of milliseconds >= 0, got ${timeoutMs}.`);
   const timedOut = (what: string) => () => new TimedOut(`${what} did not answer within ${timeoutMs} ms (operationTimeoutMs)`);
@@ -281,6 +283,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
     maxParams: 65_535,
     forUpdate: " FOR UPDATE",
+    forKeyShare: " FOR KEY SHARE",
+    recallCacheBytes,
     writesInOneStatement: true,
     // Lock rows are worth nothing after a crash (a lease ends with its server), so they
     // skip the WAL: taking a lock commits without waiting for a flush to disk.

@@ -1,5 +1,37 @@
-import type { RecallItem } from "@memoria/core";
+import { totalmem } from "node:os";
+import { MemoriaError, type RecallItem } from "@memoria/core";
 import { type HeldRecallItems, unitVector } from "@memoria/recall";
+
+/** The option of the stores that hold recall scopes in the process (SQLite, PostgreSQL). */
+export interface HeldRecallOptions {
+  /**
+   * Bytes of recall memory's index this process may hold, so recall ranks a user's
+   * items in memory rather than in a statement over all of them (an estimate: vectors,
+   * terms and the objects around them). A held scope is checked against the
+   * database's version of it before every query, so another process's writes are
+   * seen; least recently used scopes go first; 0 ranks every query in SQL.
+   * @default a sixteenth of the memory this process may use (its cgroup's limit where it has one), between 32 and 512 MiB
+   */
+  recallCacheBytes?: number;
+}
+
+const MIB = 1024 * 1024;
+
+/** What `recallCacheBytes` is when not given: a sixteenth of the memory this process may use, between 32 and 512 MiB. */
+export function defaultRecallCacheBytes(): number {
+  const limit = process.constrainedMemory?.();
+  const memory = limit !== undefined && limit > 0 ? Math.min(limit, totalmem()) : totalmem();
+  return Math.min(512 * MIB, Math.max(32 * MIB, Math.floor(memory / 16)));
+}
+
+/** The options' `recallCacheBytes`, checked, or its default. */
+export function recallCacheBytesOf(options: HeldRecallOptions): number {
+  const bytes = options.recallCacheBytes;
+  if (bytes !== undefined && !(Number.isSafeInteger(bytes) && bytes >= 0)) {
+    throw new MemoriaError("INVALID_ARGUMENT", `recallCacheBytes must be a whole number of bytes >= 0, got ${bytes}.`);
+  }
+  return bytes ?? defaultRecallCacheBytes();
+}
 
 /** A scope's items as loaded, with what holding them costs (an estimate, in bytes). */
 export interface LoadedScope {

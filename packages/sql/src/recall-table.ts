@@ -4,7 +4,7 @@ import type { Tables } from "./schema.js";
 import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-cache.js";
 import { searchTerms, writeTerms } from "./recall-terms.js";
 import { scopeVersion, scopeVersionNow } from "./recall-versions.js";
-import { type SqlDialect, run } from "./sql-dialect.js";
+import { type SqlDialect, all, run } from "./sql-dialect.js";
 
 /** The recall index of a SQL store, which the store tells when it erased sessions. */
 export interface SqlRecallIndex extends RecallIndex {
@@ -50,8 +50,12 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
   const cache = dialect.recallCacheBytes
     ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget))
     : undefined;
-  /** The scope as held in this process, where it is and is current. */
-  const held = async (scope: string) => (cache ? cache.at(scope, await scopeVersion(dialect, t, scope)) : undefined);
+  /** The scope as held in this process, where it is and is current; a scope with no version (no items, or none yet stamped) is ranked in SQL. */
+  const held = async (scope: string) => {
+    if (!cache) return undefined;
+    const version = await scopeVersion(dialect, t, scope);
+    return version === 0 ? undefined : cache.at(scope, version);
+  };
   return {
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     home() {
@@ -66,15 +70,20 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     async upsert(items: readonly RecallItem[]) {
       if (items.length === 0) return;
       await ready();
-      // The scopes this process holds or saw: their versions are read around the write, to keep them current.
-      const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.watches(scope)) : [];
+      // The scopes this process holds or saw: their versions are read around the write, to keep them current, the
+      // first read locking each version row (in one order, so two writers cannot deadlock) where transactions overlap.
+      const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.watches(scope)).sort() : [];
+      const sessions = [...new Set(items.map((item) => item.session))];
       const { before, after, stored } = await dialect.transaction(function* () {
-        const versions = function* () {
+        // The sessions first, then the scopes' versions, as an erasure takes them: a session erased at once is either
+        // gone before this reads it (its items are skipped) or erased after this commits (its items with it).
+        if (dialect.forKeyShare) yield* all(`SELECT id FROM ${t.sessions} WHERE id IN (${sessions.map(() => "?").join(", ")})${dialect.forKeyShare}`, sessions);
+        const versions = function* (lock?: string) {
           const found: number[] = [];
-          for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope));
+          for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope, lock));
           return found;
         };
-        const before = yield* versions();
+        const before = yield* versions(dialect.forUpdate);
         const stored: RecallItem[] = [];
         for (const item of items) {
           const changed = yield* run(upsert, [
@@ -189,7 +198,7 @@ async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version:
   const rows = await dialect.execute<ItemRow[]>({
     kind: "all",
     sql: `SELECT r.session_id, r.position, r.at, r.embedding, r.terms,
-        (SELECT json_group_array(json_array(p.term, p.n)) FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts
+        (SELECT ${dialect.jsonPairs?.("p.term", "p.n")} FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts
       FROM ${t.recall} r WHERE r.scope_id = ?`,
     params: [scope],
   });

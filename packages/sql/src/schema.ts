@@ -43,7 +43,7 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
 /**
  * Schema migrations, in order; the version table records how many have run. Each
  * is a list of statements, written once for every engine (with its forms' types),
- * but for the recall versions, which only SQLite keeps.
+ * but for the recall versions, which each engine keeps its own way.
  */
 function migrations(t: Tables, dialect: SqlDialect): string[][] {
   const text = (role: TextRole) => dialect.textType(role);
@@ -130,8 +130,10 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
     // 6: the database's own id (`home`, set once by `migrate`), which recall notes in its progress: a copy of the
     // sessions into another database (`memoria migrate`) carries the progress but not the recall rows.
     [`ALTER TABLE ${t.version} ADD COLUMN home ${text("id")}`],
-    // 7: each recall scope's version, which a copy of the scope held in the process checks (SQLite only: recall-versions.ts).
-    dialect.engine === "sqlite" ? recallVersionSchema(t) : [],
+    // 7: each recall scope's version, which a copy of the scope held in the process checks (recall-versions.ts), on SQLite;
+    // 8: the same on PostgreSQL.
+    dialect.engine === "sqlite" ? recallVersionSchema(t, "sqlite") : [],
+    dialect.engine === "postgres" ? recallVersionSchema(t, "postgres") : [],
   ];
 }
 
@@ -148,7 +150,7 @@ function lockTable(t: Tables, dialect: SqlDialect): string {
 }
 
 /** The schema version this code writes. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /**
  * Brings the schema up to date. Runs under the dialect's exclusive lock, so many

@@ -65,11 +65,18 @@ export interface SqlDialect extends SqlForms {
   convertLockTable?(table: string): string;
   /** Appended to a fencing `SELECT` to lock the row until commit (`" FOR UPDATE"`), or empty where transactions already exclude each other. */
   readonly forUpdate: string;
+  /**
+   * Appended to a `SELECT` of sessions rows a write refers to (recall rows), so none is
+   * deleted before the write commits (`" FOR KEY SHARE"`: updates of other columns still
+   * pass); unset where transactions already exclude each other.
+   */
+  readonly forKeyShare?: string;
   /** A statement that stops other transactions from locking or writing `table`'s rows until commit, where transactions do not already exclude each other. */
   freezeTable?(table: string): string;
   /**
-   * Where the engine keeps recall scopes' versions (SQLite: recall-versions.ts), the
-   * bytes of recall scopes a process may hold to rank them in memory; 0 or unset: none.
+   * Where the engine keeps recall scopes' versions (SQLite, PostgreSQL:
+   * recall-versions.ts), the bytes of recall scopes a process may hold to rank them in
+   * memory; 0 or unset: none.
    */
   readonly recallCacheBytes?: number;
   /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */

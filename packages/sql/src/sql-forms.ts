@@ -42,6 +42,8 @@ export interface SqlForms {
   param(type: ParamType): string;
   /** A `SELECT` giving `count` rows of parameters, in columns named and typed as `columns`. */
   paramRows(columns: readonly (readonly [string, ParamType])[], count: number): string;
+  /** An aggregate giving the group's `[a, b]` pairs as the text of a JSON array (`[]` for none), where the engine holds recall scopes in the process. */
+  jsonPairs?(a: string, b: string): string;
   /** The longest recall term the engine keys (longer ones are cut to it); unlimited where undefined. */
   readonly maxTermLength?: number;
   /**
@@ -71,6 +73,7 @@ export function standardForms(engine: "sqlite" | "postgres"): SqlForms {
       if (engine === "sqlite") return `SELECT ${columns.map(([name], i) => `column${i + 1} AS ${name}`).join(", ")} FROM (${values})`;
       return `SELECT * FROM (${values}) AS v (${columns.map(([name]) => name).join(", ")})`;
     },
+    jsonPairs: (a, b) => (engine === "sqlite" ? `json_group_array(json_array(${a}, ${b}))` : `COALESCE(json_agg(json_build_array(${a}, ${b})), '[]')::text`),
     returning: true,
   };
 }

@@ -1,9 +1,9 @@
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { totalmem } from "node:os";
 import { dirname, resolve } from "node:path";
 import { MemoriaError, StoreUnavailableError } from "@memoria/core";
 import { loadPeerDependency } from "@memoria/core/store-kit";
 import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
+import { type HeldRecallOptions, recallCacheBytesOf } from "./recall-scope-cache.js";
 import { standardForms } from "./sql-forms.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -22,7 +22,7 @@ export interface SqliteStatementLike {
   pluck?(toggle?: boolean): SqliteStatementLike;
 }
 
-export interface SqliteStoreOptions extends SqlStoreOptions {
+export interface SqliteStoreOptions extends SqlStoreOptions, HeldRecallOptions {
   /**
    * The database file, created (with its folder) if missing. `":memory:"` keeps
    * the database in this process's memory.
@@ -43,24 +43,6 @@ export interface SqliteStoreOptions extends SqlStoreOptions {
    * @default "FULL"
    */
   synchronous?: "FULL" | "NORMAL";
-  /**
-   * Bytes of recall memory's index this process may hold, so recall ranks a user's
-   * items in memory rather than in a statement over all of them (an estimate: vectors,
-   * terms and the objects around them). A held scope is checked against the
-   * database's version of it before every query, so another process's writes are
-   * seen; least recently used scopes go first; 0 ranks every query in SQL.
-   * @default a sixteenth of the memory this process may use (its cgroup's limit where it has one), between 32 and 512 MiB
-   */
-  recallCacheBytes?: number;
-}
-
-const MIB = 1024 * 1024;
-
-/** What `recallCacheBytes` is when not given: a sixteenth of the memory this process may use, between 32 and 512 MiB. */
-export function defaultRecallCacheBytes(): number {
-  const limit = process.constrainedMemory?.();
-  const memory = limit !== undefined && limit > 0 ? Math.min(limit, totalmem()) : totalmem();
-  return Math.min(512 * MIB, Math.max(32 * MIB, Math.floor(memory / 16)));
 }
 
 const LOCK_SCHEMA = "memoria_lockdb";
@@ -104,10 +86,7 @@ function createPrivately(path: string): void {
  * timeout orders writers.
  */
 function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
-  const cacheBytes = options.recallCacheBytes;
-  if (cacheBytes !== undefined && !(Number.isSafeInteger(cacheBytes) && cacheBytes >= 0)) {
-    throw new MemoriaError("INVALID_ARGUMENT", `recallCacheBytes must be a whole number of bytes >= 0, got ${cacheBytes}.`);
-  }
+  const recallCacheBytes = recallCacheBytesOf(options);
   const owned = options.database === undefined;
   let db: SqliteDatabaseLike | undefined = options.database;
   const statements = new Map<string, SqliteStatementLike>();
@@ -248,7 +227,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     lockSchema: LOCK_SCHEMA,
     forUpdate: "",
     windowsByRange: true,
-    recallCacheBytes: options.recallCacheBytes ?? defaultRecallCacheBytes(),
+    recallCacheBytes,
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HumanMessage } from "@langchain/core/messages";
 import { type RecallItem, encodeSessionKey } from "@memoria/core";
 import { filesHolding } from "@memoria/testkit/servers";
 import { watchStatements } from "@memoria/testkit/sqlite-statements";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { seedRecall } from "./fixtures/recall-seed.js";
 import { createSqliteStore, defaultRecallCacheBytes } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "memoria-recall-cache-"));
@@ -24,19 +24,6 @@ function countingDatabase(path: string) {
   return { db, seen };
 }
 
-/** Sessions `s0…` with a message each, and an item per session in `scope` (a few terms and a vector from `i`). */
-async function seed(store: ReturnType<typeof createSqliteStore>, scope: string, count: number, from = 0): Promise<RecallItem[]> {
-  const items: RecallItem[] = [];
-  for (let i = from; i < from + count; i++) {
-    const key = { sessionId: `s${i}` };
-    await store.append(key, [new HumanMessage(`message ${i}`)]);
-    const terms = i % 5 === 4 ? undefined : ["ferry", ...(i % 2 === 0 ? ["harbour", "harbour"] : ["tide"]), ...(i % 3 === 0 ? ["lighthouse"] : [])];
-    items.push({ scope, session: encodeSessionKey(key), position: 0, at: 1000 + (i % 4), vector: [1, (i % 7) / 7, (i % 3) / 3], terms });
-  }
-  await store.recallIndex().upsert(items);
-  return items;
-}
-
 const queries = [
   ["harbour"],
   ["ferry"],
@@ -52,7 +39,7 @@ describe("recall held in the process (SQLite)", () => {
     const path = fresh();
     const held = createSqliteStore({ path });
     const ranked = createSqliteStore({ path, recallCacheBytes: 0 });
-    await seed(held, "scope", 40);
+    await seedRecall(held, "scope", 40);
     for (let round = 0; round < 3; round++) {
       for (const query of queries) {
         for (const k of [1, 3, 12, 50]) {
@@ -75,7 +62,7 @@ describe("recall held in the process (SQLite)", () => {
     const path = fresh();
     const { db, seen } = countingDatabase(path);
     const store = createSqliteStore({ database: db });
-    await seed(store, "scope", 10);
+    await seedRecall(store, "scope", 10);
     const index = store.recallIndex();
     seen.length = 0;
     const inSql = await index.searchTerms!("scope", ["harbour"], 3);
@@ -87,7 +74,7 @@ describe("recall held in the process (SQLite)", () => {
     expect(await index.searchTerms!("scope", ["harbour"], 3)).toEqual(inSql);
     expect(seen).toEqual(["SELECT"]); // held: the version only
     // This process's write: held still, and it finds the new item.
-    const [added] = await seed(store, "scope", 1, 10);
+    const [added] = await seedRecall(store, "scope", 1, 10);
     await index.upsert([{ ...(added as RecallItem), terms: ["harbour", "harbour", "harbour"] }]);
     seen.length = 0;
     const found = await index.searchTerms!("scope", ["harbour"], 3);
@@ -110,14 +97,14 @@ describe("recall held in the process (SQLite)", () => {
     const { db, seen } = countingDatabase(path);
     const store = createSqliteStore({ database: db });
     const other = createSqliteStore({ path, recallCacheBytes: 0 });
-    await seed(store, "scope", 4);
-    await seed(store, "busy", 4, 4);
+    await seedRecall(store, "scope", 4);
+    await seedRecall(store, "busy", 4, 4);
     const index = store.recallIndex();
     const turn = async (scope: string, writer: typeof store, i: number) => {
       seen.length = 0;
       const found = await index.searchTerms!(scope, ["ferry"], 10);
       const ranked = [...seen];
-      await seed(writer, scope, 1, 100 + i); // the turn's messages indexed after it
+      await seedRecall(writer, scope, 1, 100 + i); // the turn's messages indexed after it
       return { ranked, found: found.length };
     };
     expect((await turn("scope", store, 0)).ranked).toEqual(["SELECT", "rank terms"]);
@@ -136,10 +123,10 @@ describe("recall held in the process (SQLite)", () => {
     const path = fresh();
     const store = createSqliteStore({ path });
     const other = createSqliteStore({ path, recallCacheBytes: 0 });
-    await seed(store, "scope", 6);
+    await seedRecall(store, "scope", 6);
     const index = store.recallIndex();
     for (let i = 0; i < 3; i++) await index.searchTerms!("scope", ["lighthouse"], 10); // held
-    await seed(other, "scope", 1, 6); // s6: harbour, lighthouse
+    await seedRecall(other, "scope", 1, 6); // s6: harbour, lighthouse
     const sessions = async () => (await index.searchTerms!("scope", ["lighthouse"], 10)).map((hit) => hit.session).sort();
     expect(await sessions()).toEqual(["s0", "s3", "s6"].map((sessionId) => encodeSessionKey({ sessionId })));
     await sessions(); // held again
@@ -148,7 +135,7 @@ describe("recall held in the process (SQLite)", () => {
     // Emptied and filled again: a new version, never one the scope had before.
     await sessions();
     await other.recallIndex().remove({ scope: "scope" });
-    await seed(other, "scope", 1, 12); // s12: harbour, lighthouse
+    await seedRecall(other, "scope", 1, 12); // s12: harbour, lighthouse
     expect(await sessions()).toEqual([encodeSessionKey({ sessionId: "s12" })]);
     await store.close();
     await other.close();
@@ -158,9 +145,9 @@ describe("recall held in the process (SQLite)", () => {
     const { db, seen } = countingDatabase(fresh());
     const store = createSqliteStore({ database: db });
     const index = store.recallIndex();
-    await seed(store, "a", 3);
-    await seed(store, "b", 3, 3);
-    await seed(store, "c", 3, 6);
+    await seedRecall(store, "a", 3);
+    await seedRecall(store, "b", 3, 3);
+    await seedRecall(store, "c", 3, 6);
     const asked = async (scope: string) => {
       seen.length = 0;
       await index.searchTerms!(scope, ["ferry"], 3);
@@ -186,8 +173,8 @@ describe("recall held in the process (SQLite)", () => {
     const folder = mkdtempSync(join(dir, "erased-"));
     const path = join(folder, "history.db");
     const store = createSqliteStore({ path });
-    await seed(store, "memoriaScope=userId&userId=carol", 2);
-    await seed(store, "memoriaScope=userId&userId=dan", 1, 2);
+    await seedRecall(store, "memoriaScope=userId&userId=carol", 2);
+    await seedRecall(store, "memoriaScope=userId&userId=dan", 1, 2);
     const db = new Database(path);
     const scopes = () => db.prepare("SELECT scope_id FROM memoria_recall_scopes ORDER BY scope_id").pluck().all();
     expect(scopes()).toEqual(["memoriaScope=userId&userId=carol", "memoriaScope=userId&userId=dan"]);
@@ -205,7 +192,7 @@ describe("recall held in the process (SQLite)", () => {
   it("ranks in SQL a scope larger than its budget, and refuses a budget that is not a byte count", async () => {
     const { db, seen } = countingDatabase(fresh());
     const store = createSqliteStore({ database: db, recallCacheBytes: 2000 });
-    await seed(store, "scope", 20);
+    await seedRecall(store, "scope", 20);
     for (let i = 0; i < 3; i++) await store.recallIndex().searchTerms!("scope", ["ferry"], 3);
     seen.length = 0;
     await store.recallIndex().searchTerms!("scope", ["ferry"], 3);
