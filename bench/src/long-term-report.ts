@@ -77,15 +77,16 @@ export async function longTermSections(settings: Settings, log: (line: string) =
     "\n### Recall quality\n\nThe repo's recall set (`bench/src/recall-set.ts`): 10 users × 5 conversations, 50 questions whose answer was said in an earlier conversation, 10 facts changed in a later one (a move or a new job). Hit: the message holding the answer is among recall's top 5. Newer value: the fact that holds now is the new one, and the old one is closed. Run it against a real model and embeddings with `OPENAI_BASE_URL=… OPENAI_API_KEY=… OPENAI_MODEL=… OPENAI_EMBEDDINGS_MODEL=… pnpm bench --only W8`.\n",
     table(["model and embeddings", "answer in top 5", "changed facts answered with the newer value"], rows),
     "\n### Recall query time\n\nTop 5 by vector, and top 10 by words, of one scope holding that many items (256 dimensions, hashing embeddings of synthetic notes, about 7 terms each): the SQLite and PostgreSQL stores' indexes, whose first query at a version ranks in SQL (sqlite-vec's `vec_distance_cosine`, or the BM25 statement; PostgreSQL reads the scope's vectors and ranks them in the process) and whose second loads the scope into the process, where it is ranked from then on (an exact scan over one block of memory, by WebAssembly SIMD; the same BM25) while it fits the store's budget (`recallCacheBytes`; by default a sixteenth of the memory the process may use, between 32 and 512 MiB: " +
-      `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000; top 10 of 100,000 by words ≤ 20 ms on SQLite and PostgreSQL.\n`,
+      `${(defaultRecallCacheBytes() / 1024 / 1024).toFixed(0)} MiB on this machine); the same with no budget (\`recallCacheBytes: 0\`, every query in SQL); and \`exactIndex()\` (the same in-process ranking, with nothing to check). First queries: the first two by vector, in order. Then medians of ${settings.quick ? 5 : 15} queries, the indexes interleaved. Words: two of the twelve common words and a note's number (rare), or the two common words only (each in a quarter of the items, so every posting is read). Targets: top 5 of 100,000 by vector ≤ 10 ms on SQLite, and ≤ 2× the exact scan at 10,000; top 10 of 100,000 by words ≤ 20 ms on SQLite and PostgreSQL.\n`,
     table(
-      ["items in the scope", "index", "first query, second (loads)", "top 5 by vector", "top 10 by words"],
+      ["items in the scope", "index", "first query, second (loads)", "top 5 by vector", "top 10 by words", "by common words only"],
       queries.map((q) => [
         q.items.toLocaleString("en"),
         q.index,
         `${formatMs(q.first[0])}, ${formatMs(q.first[1])}`,
         formatMs(q.query),
         q.words === undefined ? "–" : formatMs(q.words),
+        q.commonWords === undefined ? "–" : formatMs(q.commonWords),
       ]),
     ),
     "\n### Recall quality on long conversations\n\n" +

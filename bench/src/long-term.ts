@@ -167,8 +167,10 @@ export interface RecallQueryTime {
   first: [number, number];
   /** A vector query (`search`), median of the rest. */
   query: number;
-  /** A top 10 by words (`searchTerms`), where the index has it. */
+  /** A top 10 by words (`searchTerms`), where the index has it: two common words and a rare one (a note's number). */
   words?: number;
+  /** The same for two common words only (each in a quarter of the items), whose postings MaxScore cannot skip. */
+  commonWords?: number;
 }
 
 /**
@@ -223,10 +225,14 @@ export async function recallQueryTime(items: number, runs: number, postgresUrl: 
     // Interleaved, query by query, so no index is measured while the others' code is cold.
     const byVector = new Map<string, number[]>(indexes.map(([name]) => [name, []]));
     const byWords = new Map<string, number[]>(indexes.map(([name]) => [name, []]));
+    const byCommonWords = new Map<string, number[]>(indexes.map(([name]) => [name, []]));
     for (const [i, query] of queries.entries()) {
       for (const [name, index] of indexes) {
         byVector.get(name)?.push(await timed(() => index.search(scope, query, 5)));
-        if (index.searchTerms) byWords.get(name)?.push(await timed(() => index.searchTerms!(scope, recallQuery(texts[i] as string), 10)));
+        if (!index.searchTerms) continue;
+        byWords.get(name)?.push(await timed(() => index.searchTerms!(scope, recallQuery(texts[i] as string), 10)));
+        const common = recallQuery(`${words[i % 12]} ${words[(i + 4) % 12]}`);
+        byCommonWords.get(name)?.push(await timed(() => index.searchTerms!(scope, common, 10)));
       }
     }
     const out: RecallQueryTime[] = indexes.map(([name]) => {
@@ -237,6 +243,7 @@ export async function recallQueryTime(items: number, runs: number, postgresUrl: 
         first: first.get(name) as [number, number],
         query: median(byVector.get(name) ?? []),
         words: words.length ? median(words) : undefined,
+        commonWords: words.length ? median(byCommonWords.get(name) ?? []) : undefined,
       };
     });
     return out;

@@ -27,9 +27,12 @@ function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>)
   return { say, chat };
 }
 
-describe("recallMemory with words and vectors fused", () => {
-  it("gives the best 5 among the best 10 and those among the best 20, whatever the query", async () => {
-    const store = createSqliteStore({ path: join(root, "fused-depth.db") });
+describe("recallMemory's ranked lists", () => {
+  it.each([
+    ["fused", 1],
+    ["by words alone", 0],
+  ])("gives the best 5 among the best 10 and those among the best 20, whatever the query (%s)", async (name, vector) => {
+    const store = createSqliteStore({ path: join(root, `depth-${name}.db`) });
     // Vectors that order texts otherwise than their words do (as a real embedding model's may): each text's own point.
     class Scattered extends Embeddings {
       async embedDocuments(texts: string[]) {
@@ -41,7 +44,7 @@ describe("recallMemory with words and vectors fused", () => {
         return (await this.embedDocuments([text]))[0] as number[];
       }
     }
-    const recall = recallMemory({ embeddings: new Scattered({}), scope: ["userId"], k: 5, range: { before: 0, after: 0 }, weights: { lexical: 1, vector: 1 } });
+    const recall = recallMemory({ embeddings: new Scattered({}), scope: ["userId"], k: 5, range: { before: 0, after: 0 }, weights: { lexical: 1, vector } });
     const { say } = chatWith(store, combineMemory(recall, windowMemory({ k: 1 })));
     const words = "dog garden boat piano train coffee mountain book rain market river bread violin winter lamp kite chess honey tulip cloud".split(" ");
     let seed = 7;
