@@ -93,8 +93,10 @@ export interface EngineCalls {
 
   /** A state value's JSON text. */
   getState(session: EngineSession, name: string): Promise<string | undefined>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a write resolves with nothing, or with LockLost; `undefined` would make every engine return it
   setState(session: EngineSession, name: string, json: string, fence: string | undefined): Promise<void | LockLost>;
   /** Several state values (name and JSON text, at least one) written together: all or none. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a write resolves with nothing, or with LockLost; `undefined` would make every engine return it
   setStates?(session: EngineSession, values: readonly (readonly [string, string])[], fence: string | undefined): Promise<void | LockLost>;
   /** Every state value, as name and JSON text; the kit sorts them. */
   getAllState?(session: EngineSession): Promise<Iterable<readonly [string, string]>>;
@@ -115,6 +117,7 @@ export interface EngineCalls {
 
   info(session: EngineSession): Promise<EngineInfo | undefined>;
   /** Applies a checked patch (`undefined`: keep, `null`: remove), creating the session when it is new. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a write resolves with nothing, or with LockLost; `undefined` would make every engine return it
   setInfo(session: EngineSession, patch: CheckedPatch, fence: string | undefined): Promise<void | LockLost>;
   /**
    * A newest-first page of sessions' info: strictly after `after` in (lastActiveAt
