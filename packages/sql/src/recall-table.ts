@@ -47,9 +47,12 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
     ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
   let home: Promise<string> | undefined;
-  const cache = dialect.recallCacheBytes
-    ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, t, scope, version, budget))
-    : undefined;
+  // Scopes are held where the engine keeps their versions and can read an item's terms as one JSON row.
+  const pairs = dialect.jsonPairs;
+  const cache =
+    dialect.recallCacheBytes && pairs
+      ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, pairs, t, scope, version, budget))
+      : undefined;
   /** The scope as held in this process, where it is and is current; a scope with no version (no items, or none yet stamped) is ranked in SQL. */
   const held = async (scope: string) => {
     if (!cache) return undefined;
@@ -186,7 +189,14 @@ interface ItemRow {
  * Reads a scope into the process at `version`: "too large" where holding it would
  * take more than `budget` bytes, undefined where it changed while it was read.
  */
-async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version: number, budget: number): Promise<LoadedScope | "too large" | undefined> {
+async function loadScope(
+  dialect: SqlDialect,
+  pairs: NonNullable<SqlDialect["jsonPairs"]>,
+  t: Tables,
+  scope: string,
+  version: number,
+  budget: number,
+): Promise<LoadedScope | "too large" | undefined> {
   const [size] = await dialect.execute<{ items: number; vectors: number | null; terms: number | null }[]>({
     kind: "all",
     sql: `SELECT COUNT(*) AS items, SUM(length(embedding)) AS vectors, SUM(terms) AS terms FROM ${t.recall} WHERE scope_id = ?`,
@@ -198,7 +208,7 @@ async function loadScope(dialect: SqlDialect, t: Tables, scope: string, version:
   const rows = await dialect.execute<ItemRow[]>({
     kind: "all",
     sql: `SELECT r.session_id, r.position, r.at, r.embedding, r.terms,
-        (SELECT ${dialect.jsonPairs?.("p.term", "p.n")} FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts
+        (SELECT ${pairs("p.term", "p.n")} FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts
       FROM ${t.recall} r WHERE r.scope_id = ?`,
     params: [scope],
   });

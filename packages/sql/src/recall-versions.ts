@@ -1,7 +1,7 @@
 import type { Tables } from "./schema.js";
 import { type SqlDialect, type SqlProgram, all } from "./sql-dialect.js";
 
-/**
+/*
  * Each recall scope's version, kept by the database itself: triggers on the recall
  * table stamp a scope with the next tick of one clock whenever a row of it is added,
  * changed or deleted, by any writer (another process, a cascade from an erased
@@ -11,13 +11,8 @@ import { type SqlDialect, type SqlProgram, all } from "./sql-dialect.js";
  * last item: an erased user's scope id stays nowhere. MySQL keeps none (its queries
  * rank in SQL).
  */
-export function recallVersionSchema(t: Tables, engine: SqlDialect["engine"]): string[] {
-  if (engine === "sqlite") return sqliteVersions(t);
-  return engine === "postgres" ? postgresVersions(t) : [];
-}
-
-/** SQLite: a row-level trigger per change, the clock a one-row table (writers are serialised already). */
-function sqliteVersions(t: Tables): string[] {
+/** SQLite's: a row-level trigger per change, the clock a one-row table (writers are serialised already). */
+export function sqliteRecallVersions(t: Tables): string[] {
   // The scope given `scope`'s next version (an INSERT…SELECT takes ON CONFLICT only after a WHERE).
   const stamp = (scope: string) => `INSERT INTO ${t.recallScopes} (scope_id, version) SELECT ${scope}, now FROM ${t.recallClock} WHERE true
       ON CONFLICT (scope_id) DO UPDATE SET version = excluded.version;`;
@@ -36,11 +31,11 @@ function sqliteVersions(t: Tables): string[] {
 }
 
 /**
- * PostgreSQL: the clock a sequence (it takes no lock, so writers of different scopes
+ * PostgreSQL's: the clock a sequence (it takes no lock, so writers of different scopes
  * never wait on one another), and one trigger per statement over the rows it changed,
  * so erasing a session of 100,000 items stamps its scope once, not 100,000 times.
  */
-function postgresVersions(t: Tables): string[] {
+export function postgresRecallVersions(t: Tables): string[] {
   const stamp = (rows: string) => `INSERT INTO ${t.recallScopes} (scope_id, version)
         SELECT scope_id, nextval('${t.recallClock}') FROM (SELECT DISTINCT scope_id FROM ${rows}) AS changed
         ON CONFLICT (scope_id) DO UPDATE SET version = excluded.version;`;

@@ -1,7 +1,7 @@
 import { MemoriaError } from "@memoria/core";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
 import type { TextRole } from "./sql-forms.js";
-import { recallVersionSchema } from "./recall-versions.js";
+import { postgresRecallVersions, sqliteRecallVersions } from "./recall-versions.js";
 
 /** The tables of one store, named with its prefix. */
 export interface Tables {
@@ -132,8 +132,8 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
     [`ALTER TABLE ${t.version} ADD COLUMN home ${text("id")}`],
     // 7: each recall scope's version, which a copy of the scope held in the process checks (recall-versions.ts), on SQLite;
     // 8: the same on PostgreSQL.
-    dialect.engine === "sqlite" ? recallVersionSchema(t, "sqlite") : [],
-    dialect.engine === "postgres" ? recallVersionSchema(t, "postgres") : [],
+    dialect.engine === "sqlite" ? sqliteRecallVersions(t) : [],
+    dialect.engine === "postgres" ? postgresRecallVersions(t) : [],
   ];
 }
 
