@@ -1,5 +1,5 @@
 import { MemoriaError, type QueryTerm } from "@memoria/core";
-import { sortedFew, topK } from "./top-k.js";
+import { bestPositions, sortedFew } from "./top-k.js";
 
 /**
  * BM25's term-frequency saturation and length normalization. `b` is below the usual
@@ -57,62 +57,74 @@ export function queryGroups(query: readonly (string | QueryTerm)[]): QueryGroup[
   return groups;
 }
 
-interface Held<T> {
-  value: T;
-  /** Its terms, each once: where to take it out of the postings. */
-  terms: string[];
-  length: number;
-  /** Scratch of the search running (one at a time: a search never awaits): the last search and word that touched it, its score and its best share for that word. */
-  search: number;
-  word: number;
-  score: number;
-  share: number;
-}
-
 /**
  * A lexical index in this process's memory: per term the items holding it with
- * their counts, ranked by BM25. The word side of `HeldRecallItems`. A search walks
- * each asked term's postings at most once, keeping its sums on the items themselves
- * rather than in maps keyed by id.
+ * their counts, ranked by BM25. The word side of `HeldRecallItems`.
+ *
+ * Each item lives in a numbered slot, and a term's postings are two typed arrays
+ * (the slots holding it and their counts), so a search over a common word reads
+ * numbers in a row and keeps its sums in arrays by slot, rather than walking a map
+ * of objects: at 100,000 items a word in a quarter of them costs about a millisecond.
+ * An item taken out leaves every postings list at once (its place is filled by the
+ * list's last entry), so no search ever meets it, and its slot is taken by the next
+ * item held.
  */
 export class TermIndex<T> {
-  readonly #items = new Map<string, Held<T>>();
-  readonly #postings = new Map<string, Postings<T>>();
+  readonly #slots = new Map<string, number>();
+  readonly #free: number[] = [];
+  /** By slot: the item's value, the postings of its terms (each once), and its place in each. */
+  readonly #values: (T | undefined)[] = [];
+  readonly #lists: (Postings[] | undefined)[] = [];
+  readonly #places: (number[] | undefined)[] = [];
+  readonly #postings = new Map<string, Postings>();
+  #scratch = new Scratch(0);
   #totalLength = 0;
   /** The fewest terms an item held since the index began: with each term's most, what bounds a share. */
   #shortest = Number.POSITIVE_INFINITY;
-  #searches = 0;
-  #wordIds = 0;
 
   /** Holds `terms` for the item `id` (replacing what it held); `value` comes back with its hits. */
   set(id: string, value: T, terms: readonly string[]): void {
     this.delete(id);
+    const slot = this.#free.pop() ?? this.#values.length;
     const counts = termCounts(terms);
-    const held: Held<T> = { value, terms: [...counts.keys()], length: terms.length, search: 0, word: 0, score: 0, share: 0 };
+    const lists: Postings[] = [];
+    const places: number[] = [];
     for (const [term, count] of counts) {
       let postings = this.#postings.get(term);
       if (!postings) {
-        postings = { holders: new Map(), most: 0 };
+        postings = new Postings(term);
         this.#postings.set(term, postings);
       }
-      postings.holders.set(held, count);
-      postings.most = Math.max(postings.most, count);
+      lists.push(postings);
+      places.push(postings.add(slot, count));
     }
+    this.#slots.set(id, slot);
+    this.#values[slot] = value;
+    this.#lists[slot] = lists;
+    this.#places[slot] = places;
+    if (this.#scratch.length <= slot) this.#scratch = new Scratch(Math.max(16, 2 * (slot + 1)), this.#scratch);
+    this.#scratch.lengths[slot] = terms.length;
     this.#shortest = Math.min(this.#shortest, terms.length);
-    this.#items.set(id, held);
     this.#totalLength += terms.length;
   }
 
   delete(id: string): void {
-    const held = this.#items.get(id);
-    if (!held) return;
-    for (const term of held.terms) {
-      const postings = this.#postings.get(term);
-      postings?.holders.delete(held);
-      if (postings?.holders.size === 0) this.#postings.delete(term);
+    const slot = this.#slots.get(id);
+    if (slot === undefined) return;
+    const lists = this.#lists[slot] as Postings[];
+    const places = this.#places[slot] as number[];
+    for (const [i, postings] of lists.entries()) {
+      const moved = postings.remove(places[i] as number);
+      // The list's last entry now fills the place: note where it went.
+      if (moved !== undefined) (this.#places[moved] as number[])[(this.#lists[moved] as Postings[]).indexOf(postings)] = places[i] as number;
+      if (postings.size === 0) this.#postings.delete(postings.term);
     }
-    this.#items.delete(id);
-    this.#totalLength -= held.length;
+    this.#slots.delete(id);
+    this.#values[slot] = undefined;
+    this.#lists[slot] = undefined;
+    this.#places[slot] = undefined;
+    this.#free.push(slot);
+    this.#totalLength -= this.#scratch.lengths[slot] as number;
   }
 
   /**
@@ -128,144 +140,237 @@ export class TermIndex<T> {
    */
   search(query: readonly (string | QueryTerm)[], k: number, tie: (a: T, b: T) => number): { value: T; score: number }[] {
     if (k <= 0) return [];
-    const average = this.#totalLength / (this.#items.size || 1);
-    const search = ++this.#searches;
+    const average = this.#totalLength / (this.#slots.size || 1);
+    const scratch = this.#scratch.begin();
     const words = this.#words(query, average);
     // Loops and sortedFew, not reduce / sort / flatMap: a memory turn runs this once, cold,
     // where each of those builtins costs more than the walk of a small scope.
     let unwalked = 0;
     for (const word of words) unwalked += word.bound;
-    const matched: Held<T>[] = [];
     for (const word of sortedFew([...words], (a, b) => b.bound - a.bound)) {
       // Strictly below the k-th best (with room for rounding): an item matched by no walked word cannot reach the top k.
-      const walk = matched.length < k || unwalked * (1 + 1e-9) >= kthScore(matched, k);
+      const walk = scratch.matchedCount < k || unwalked * (1 + 1e-9) >= scratch.kthScore(k);
       unwalked -= word.bound;
-      if (walk) this.#walk(word, search, matched, average);
-      else this.#lookUp(word, search, matched, average);
+      this.#add(word, average, walk);
     }
     // Summed rarest word first, a score can differ from the query-order sum (the SQL
     // index's) in its last bits: the items that can be among the best k are summed again in
     // query order, so equal scores stay equal to the SQL's and ties fall to `tie` alike.
-    const least = matched.length < k ? 0 : kthScore(matched, k) * (1 - 1e-9);
-    const best: { value: T; score: number }[] = [];
-    for (const held of matched) if (held.score >= least) best.push({ value: held.value, score: this.#score(held, words, average) });
-    return topK(best, k, (a, b) => tie(a.value, b.value));
+    scratch.keep(scratch.matchedCount < k ? 0 : scratch.kthScore(k) * (1 - 1e-9));
+    for (const word of words) this.#add(word, average, false);
+    const { matched, score } = scratch;
+    const values = this.#values;
+    const best = bestPositions(scratch.matchedCount, k, (i, j) => {
+      const a = matched[i] as number;
+      const b = matched[j] as number;
+      return (score[a] as number) > (score[b] as number) || (score[a] === score[b] && tie(values[a] as T, values[b] as T) < 0);
+    });
+    return best.map((i) => ({ value: values[matched[i] as number] as T, score: score[matched[i] as number] as number }));
   }
 
-  /** `held`'s score for `words`, each word's best form, summed in their order. */
-  #score(held: Held<T>, words: readonly Word<T>[], average: number): number {
-    let score = 0;
-    for (const word of words) {
-      let share = -1;
-      for (const { holders, idf } of word.forms) {
-        const count = holders.get(held);
-        if (count !== undefined) share = Math.max(share, termScore(idf, count, held.length, average));
-      }
-      if (share >= 0) score += share;
+  /**
+   * Adds the word's share (its best form's) to the score of every item holding it,
+   * matching those new to the search, or (`walk` false) to the items already matched
+   * only: each form's postings walked, or where the matched items are the fewer, each
+   * of them looked up.
+   */
+  #add(word: Word, average: number, walk: boolean): void {
+    const scratch = this.#scratch;
+    scratch.nextWord();
+    for (const form of word.forms) {
+      if (walk || form.postings.size < 4 * scratch.matchedCount) scratch.walk(form, average, walk);
+      else this.#lookUp(form, average);
     }
-    return score;
+    scratch.addShares(walk);
+  }
+
+  /** How often the item in `slot` holds the form's term, or undefined. */
+  #count(slot: number, { postings }: Form): number | undefined {
+    const at = (this.#lists[slot] as Postings[]).indexOf(postings);
+    return at < 0 ? undefined : postings.counts[(this.#places[slot] as number[])[at] as number];
+  }
+
+  /** Notes the form's share for each item already matched that holds it, looked up from the item's side. */
+  #lookUp(form: Form, average: number): void {
+    const scratch = this.#scratch;
+    for (let i = 0; i < scratch.matchedCount; i++) {
+      const slot = scratch.matched[i] as number;
+      const count = this.#count(slot, form);
+      if (count !== undefined) scratch.share(slot, termScore(form.idf, count, scratch.lengths[slot] as number, average));
+    }
   }
 
   /** The query's words with their forms' postings and weights, and the most each can add to a score. */
-  #words(query: readonly (string | QueryTerm)[], average: number): Word<T>[] {
+  #words(query: readonly (string | QueryTerm)[], average: number): Word[] {
     return queryGroups(query).map((group) => {
-      const forms: Word<T>["forms"] = [];
+      const forms: Form[] = [];
       let bound = 0;
       for (const { term, weight } of group) {
         const postings = this.#postings.get(term);
         if (!postings) continue;
-        const { holders, most } = postings;
-        const idf = weight * termWeight(this.#items.size, holders.size);
-        forms.push({ holders, idf });
+        const idf = weight * termWeight(this.#slots.size, postings.size);
+        forms.push({ postings, idf });
         // A share grows with the count and shrinks with the item's length: none is above
         // the one of the most counts of this term in the shortest item (both only ever
         // kept from above: a deleted item's may still count, which only loosens it).
-        bound = Math.max(bound, termScore(idf, most, this.#shortest, average));
+        bound = Math.max(bound, termScore(idf, postings.most, this.#shortest, average));
       }
-      return { id: ++this.#wordIds, forms, bound };
+      return { forms, bound };
     });
   }
+}
 
-  /** Adds the word's share to every item holding one of its forms (its best form's), matching the items new to this search. */
-  #walk(word: Word<T>, search: number, matched: Held<T>[], average: number): void {
-    if (word.forms.length === 1) {
-      // One form (most words): each holder's share is that form's, added as it is met.
-      const { holders, idf } = word.forms[0] as Word<T>["forms"][number];
-      for (const [held, count] of holders) {
-        enter(held, search, matched);
-        held.score += termScore(idf, count, held.length, average);
-      }
-      return;
+/** The items holding a term, by slot, with their counts, and the most any item held it (since the term was first held). */
+class Postings {
+  slots = new Int32Array(4);
+  counts = new Int32Array(4);
+  size = 0;
+  most = 0;
+
+  constructor(readonly term: string) {}
+
+  /** Adds `slot` holding the term `count` times; its place in the list. */
+  add(slot: number, count: number): number {
+    if (this.size === this.slots.length) {
+      const slots = new Int32Array(2 * this.size);
+      const counts = new Int32Array(2 * this.size);
+      slots.set(this.slots);
+      counts.set(this.counts);
+      this.slots = slots;
+      this.counts = counts;
     }
-    const touched: Held<T>[] = [];
-    for (const { holders, idf } of word.forms) {
-      for (const [held, count] of holders) {
-        if (held.word !== word.id) touched.push(held);
-        this.#share(held, word.id, termScore(idf, count, held.length, average));
-      }
-    }
-    for (const held of touched) {
-      enter(held, search, matched);
-      held.score += held.share;
-    }
+    this.slots[this.size] = slot;
+    this.counts[this.size] = count;
+    this.most = Math.max(this.most, count);
+    return this.size++;
   }
 
-  /** Adds the word's share to the items already matched only: each looked up in its forms' postings, or the postings walked where they are the shorter. */
-  #lookUp(word: Word<T>, search: number, matched: Held<T>[], average: number): void {
-    for (const { holders, idf } of word.forms) {
-      if (holders.size < matched.length) {
-        for (const [held, count] of holders) if (held.search === search) this.#share(held, word.id, termScore(idf, count, held.length, average));
-      } else {
-        for (const held of matched) {
-          const count = holders.get(held);
-          if (count !== undefined) this.#share(held, word.id, termScore(idf, count, held.length, average));
-        }
-      }
-    }
-    for (const held of matched) if (held.word === word.id) held.score += held.share;
-  }
-
-  /** Notes `share` as `held`'s for the word, unless one of the word's other forms gave it more. */
-  #share(held: Held<T>, word: number, share: number): void {
-    if (held.word !== word) {
-      held.word = word;
-      held.share = share;
-    } else if (share > held.share) held.share = share;
+  /** Takes out the entry at `place`, moving the last one there: the slot so moved, if any. */
+  remove(place: number): number | undefined {
+    const last = --this.size;
+    if (place === last) return undefined;
+    this.slots[place] = this.slots[last] as number;
+    this.counts[place] = this.counts[last] as number;
+    return this.slots[place];
   }
 }
 
-/** The items holding a term, with their counts, and the most any item held it (since the term was first held). */
-interface Postings<T> {
-  holders: Map<Held<T>, number>;
-  most: number;
+/** One form of a query word as a search ranks it: its term's postings and its weight. */
+interface Form {
+  postings: Postings;
+  idf: number;
 }
 
-/** A query word as a search ranks it: its forms' postings and weights, and the most it can add to an item's score. */
-interface Word<T> {
-  id: number;
-  forms: { holders: Map<Held<T>, number>; idf: number }[];
+/** A query word as a search ranks it: its forms, and the most it can add to an item's score. */
+interface Word {
+  forms: Form[];
   bound: number;
 }
 
-/** The k-th best score of `matched` (k >= 1, at least k of them). */
-function kthScore(matched: readonly { score: number }[], k: number): number {
-  const best = new Float64Array(k).fill(Number.NEGATIVE_INFINITY);
-  for (const { score } of matched) {
-    if (score <= (best[k - 1] as number)) continue;
-    let at = k - 1;
-    while (at > 0 && score > (best[at - 1] as number)) {
-      best[at] = best[at - 1] as number;
-      at--;
-    }
-    best[at] = score;
-  }
-  return best[k - 1] as number;
-}
+/**
+ * A search's sums, in arrays by slot (a search never awaits, so one set serves them
+ * all): the items matched so far, each one's score, and its best share for the word
+ * being walked; stamps say which search and which word last wrote a slot's numbers.
+ * Also each slot's length, so that a walk reads one array per posting.
+ */
+class Scratch {
+  readonly lengths: Float64Array;
+  readonly score: Float64Array;
+  readonly matched: Int32Array;
+  matchedCount = 0;
+  readonly #searchOf: Float64Array;
+  readonly #wordOf: Float64Array;
+  readonly #share: Float64Array;
+  readonly #touched: Int32Array;
+  #touchedCount = 0;
+  #search = 0;
+  #word = 0;
 
-/** Matches `held` in the running search, from a score of 0, the first time a walked word meets it. */
-function enter<T>(held: Held<T>, search: number, matched: Held<T>[]): void {
-  if (held.search === search) return;
-  held.search = search;
-  held.score = 0;
-  matched.push(held);
+  constructor(
+    readonly length: number,
+    from?: Scratch,
+  ) {
+    this.lengths = new Float64Array(length);
+    this.score = new Float64Array(length);
+    this.matched = new Int32Array(length);
+    this.#searchOf = new Float64Array(length);
+    this.#wordOf = new Float64Array(length);
+    this.#share = new Float64Array(length);
+    this.#touched = new Int32Array(length);
+    if (from) this.lengths.set(from.lengths);
+  }
+
+  /** Starts a search: nothing matched. */
+  begin(): this {
+    this.#search++;
+    this.matchedCount = 0;
+    return this;
+  }
+
+  /** Starts the search again over the items matched so far whose score is at least `least`, from 0. */
+  keep(least: number): void {
+    this.#search++;
+    let kept = 0;
+    for (let i = 0; i < this.matchedCount; i++) {
+      const slot = this.matched[i] as number;
+      if ((this.score[slot] as number) < least) continue;
+      this.matched[kept++] = slot;
+      this.#searchOf[slot] = this.#search;
+      this.score[slot] = 0;
+    }
+    this.matchedCount = kept;
+  }
+
+  /** Starts the next word: no shares noted. */
+  nextWord(): void {
+    this.#word++;
+    this.#touchedCount = 0;
+  }
+
+  /** Notes `share` as the slot's for the word, unless another of the word's forms gave it more. */
+  share(slot: number, share: number): void {
+    if (this.#wordOf[slot] !== this.#word) {
+      this.#wordOf[slot] = this.#word;
+      this.#share[slot] = share;
+      this.#touched[this.#touchedCount++] = slot;
+    } else if (share > (this.#share[slot] as number)) this.#share[slot] = share;
+  }
+
+  /** Notes the form's share for every item holding it, or (`matching` false) only for those already matched. */
+  walk({ postings, idf }: Form, average: number, matching: boolean): void {
+    const { slots, counts, size } = postings;
+    for (let i = 0; i < size; i++) {
+      const slot = slots[i] as number;
+      if (matching || this.#searchOf[slot] === this.#search) this.share(slot, termScore(idf, counts[i] as number, this.lengths[slot] as number, average));
+    }
+  }
+
+  /** Adds the word's noted shares to the scores, matching (`matching`) the items new to this search. */
+  addShares(matching: boolean): void {
+    for (let i = 0; i < this.#touchedCount; i++) {
+      const slot = this.#touched[i] as number;
+      if (this.#searchOf[slot] !== this.#search) {
+        if (!matching) continue;
+        this.#searchOf[slot] = this.#search;
+        this.score[slot] = this.#share[slot] as number;
+        this.matched[this.matchedCount++] = slot;
+      } else this.score[slot] = (this.score[slot] as number) + (this.#share[slot] as number);
+    }
+  }
+
+  /** The k-th best score of the items matched (k >= 1, at least k of them). */
+  kthScore(k: number): number {
+    const best = new Float64Array(k).fill(Number.NEGATIVE_INFINITY);
+    for (let i = 0; i < this.matchedCount; i++) {
+      const score = this.score[this.matched[i] as number] as number;
+      if (score <= (best[k - 1] as number)) continue;
+      let at = k - 1;
+      while (at > 0 && score > (best[at - 1] as number)) {
+        best[at] = best[at - 1] as number;
+        at--;
+      }
+      best[at] = score;
+    }
+    return best[k - 1] as number;
+  }
 }

@@ -84,6 +84,12 @@ describe("TermIndex (BM25 in the process)", () => {
       }
       const gone = new Set(Array.from({ length: 10 }, () => Math.floor(next() * items.length)));
       for (const id of gone) index.delete(String(id));
+      // New items take the slots of those taken out: nothing of the old ones may count for them.
+      for (let id = 400; id < 405; id++) {
+        const terms = Array.from({ length: 1 + Math.floor(next() * 8) }, () => word(next));
+        items.push({ id, terms });
+        index.set(String(id), id, terms);
+      }
       const kept = items.filter((item) => !gone.has(item.id));
       for (let q = 0; q < 25; q++) {
         const query: (string | QueryTerm)[] = Array.from({ length: 1 + Math.floor(next() * 5) }, () =>
