@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { HashingEmbeddings, type RecallMemory, exactIndex, recallMemory } from "@memoria/memory/long-term";
+import { TermIndex, recallQuery, recallTerms } from "@memoria/recall";
 import { createSqliteStore } from "@memoria/sql";
 import { stemmer } from "stemmer";
 import { eng as englishStopWords } from "stopword";
@@ -65,6 +66,28 @@ function bm25(conversation: SetConversation, terms: (text: string) => string[] =
       .slice(0, k)
       .map((doc) => doc.at);
   };
+}
+
+/**
+ * memoria's lexical ranking with its concept lexicon left out: the same terms and the
+ * same in-process BM25 (`TermIndex`), without the `~topic` terms or the query's topic
+ * forms. What the lexicon earns is the default's figures less these.
+ */
+function withoutLexicon(conversation: SetConversation): Ranker {
+  const index = new TermIndex<[number, number]>();
+  const plain = (terms: string[]) => terms.filter((term) => !term.startsWith("~"));
+  for (const [s, session] of conversation.sessions.entries())
+    for (const [t, turn] of session.turns.entries()) index.set(`${s}:${t}`, [s, t], plain(recallTerms(turn.text)));
+  // Equal scores: the later turn first, as recall's own order has it.
+  const later = (a: [number, number], b: [number, number]) => b[0] - a[0] || b[1] - a[1];
+  return async (question, k) =>
+    index
+      .search(
+        recallQuery(question).map(({ term }) => term),
+        k,
+        later,
+      )
+      .map((hit) => hit.value);
 }
 
 /** The offline embeddings alone: cosine similarity of each turn's vector to the question's, an exact scan. */
@@ -167,6 +190,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
         ["memoria (default recall)", ranker(recall)],
         ["memoria with a weak embedding (hashing, 32 dimensions, the weight it earns)", ranker(weakTrusted)],
         ["memoria with a weak embedding fused at weights.vector 1", ranker(weakFused)],
+        ["memoria without its concept lexicon (the same words, no ~topic terms)", withoutLexicon(conversation)],
         ["BM25 (k1 1.2, b 0.75)", bm25(conversation)],
         ["BM25 tuned (Porter stemming, stop list, b 0.4)", bm25(conversation, stemmedWords, 0.4)],
         ["vectors (HashingEmbeddings)", vectors(conversation, embeddings)],
