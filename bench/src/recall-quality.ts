@@ -144,6 +144,15 @@ export async function recallQualityScores(options: { conversations?: number; ses
   const store = createSqliteStore({ path: join(dir, "history.db") });
   const embeddings = new HashingEmbeddings();
   const recall = recallMemory({ embeddings, scope: ["userId"], range: { before: 0, after: 0 }, onError: (error) => console.error(error) });
+  // The same, each word hit lifted by its better neighbour (off by default): its own progress, the same SQL index.
+  const lifted = recallMemory({
+    embeddings,
+    scope: ["userId"],
+    range: { before: 0, after: 0 },
+    weights: { neighbours: 0.5 },
+    stateName: "recall-neighbours",
+    onError: (error) => console.error(error),
+  });
   // A weak embedding given as a real one (no `lexicalOnly`): words hashed into 32 dimensions (many collide), fused at the
   // weight it earns (recall's trust check) and at the full weight, which shows what that check saves.
   const hashed = new HashingEmbeddings({ dimensions: 32 });
@@ -171,6 +180,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
           session.turns.map((turn) => (turn.speaker === "A" ? new HumanMessage(turn.text) : new AIMessage(turn.text))),
         );
         await recall.resume(store, scope);
+        await lifted.resume(store, scope);
         await weakTrusted.resume(store, scope);
         await weakFused.resume(store, scope);
       }
@@ -188,6 +198,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
         };
       const systems: [string, Ranker][] = [
         ["memoria (default recall)", ranker(recall)],
+        ["memoria with weights.neighbours 0.5 (off by default)", ranker(lifted)],
         ["memoria with a weak embedding (hashing, 32 dimensions, the weight it earns)", ranker(weakTrusted)],
         ["memoria with a weak embedding fused at weights.vector 1", ranker(weakFused)],
         ["memoria without its concept lexicon (the same words, no ~topic terms)", withoutLexicon(conversation)],
@@ -228,7 +239,7 @@ export async function recallQualityScores(options: { conversations?: number; ses
       ),
     ]);
   } finally {
-    await Promise.all([recall.idle(), weakTrusted.idle(), weakFused.idle()]);
+    await Promise.all([recall.idle(), lifted.idle(), weakTrusted.idle(), weakFused.idle()]);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }

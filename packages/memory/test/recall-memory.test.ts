@@ -29,10 +29,12 @@ function chatWith(store: HistoryStore, memory: ReturnType<typeof combineMemory>)
 
 describe("recallMemory's ranked lists", () => {
   it.each([
-    ["fused", 1],
-    ["by words alone", 0],
-  ])("gives the best 5 among the best 10 and those among the best 20, whatever the query (%s)", async (name, vector) => {
-    const store = createSqliteStore({ path: join(root, `depth-${name}.db`) });
+    ["fused", 1, 0],
+    ["by words alone", 0, 0],
+    ["fused, lifted by neighbours", 1, 0.5],
+    ["by words alone, lifted by neighbours", 0, 0.5],
+  ])("gives the best 5 among the best 10 and those among the best 20, whatever the query (%s)", async (name, vector, neighbours) => {
+    const store = createSqliteStore({ path: join(root, `depth-${name.replaceAll(" ", "-")}.db`) });
     // Vectors that order texts otherwise than their words do (as a real embedding model's may): each text's own point.
     class Scattered extends Embeddings {
       async embedDocuments(texts: string[]) {
@@ -44,7 +46,13 @@ describe("recallMemory's ranked lists", () => {
         return (await this.embedDocuments([text]))[0] as number[];
       }
     }
-    const recall = recallMemory({ embeddings: new Scattered({}), scope: ["userId"], k: 5, range: { before: 0, after: 0 }, weights: { lexical: 1, vector } });
+    const recall = recallMemory({
+      embeddings: new Scattered({}),
+      scope: ["userId"],
+      k: 5,
+      range: { before: 0, after: 0 },
+      weights: { lexical: 1, vector, neighbours },
+    });
     const { say } = chatWith(store, combineMemory(recall, windowMemory({ k: 1 })));
     const words = "dog garden boat piano train coffee mountain book rain market river bread violin winter lamp kite chess honey tulip cloud".split(" ");
     let seed = 7;
@@ -323,6 +331,7 @@ describe("recall indexes", () => {
   it("recallMemory refuses a negative or non-numeric weight", () => {
     expect(() => recallMemory({ embeddings, weights: { vector: -1 } })).toThrow(/weights\.vector must be a number >= 0, got -1/);
     expect(() => recallMemory({ embeddings, weights: { lexical: Number.NaN } })).toThrow(/weights\.lexical/);
+    expect(() => recallMemory({ embeddings, weights: { neighbours: -0.5 } })).toThrow(/weights\.neighbours must be a number >= 0, got -0.5/);
   });
 
   it("topK keeps the k best in order", () => {

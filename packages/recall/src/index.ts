@@ -8,6 +8,7 @@ export { VectorSlab } from "./vector-slab.js";
 // Ranked lists: the best k, and lists fused by rank.
 export { bestPositions, sortedFew, topK } from "./top-k.js";
 export { type RankedList, fuseRankings } from "./rank-fusion.js";
+export { liftByNeighbours } from "./neighbour-lift.js";
 export { type TrustProbe, TRUST_PROBES, embeddingTrust } from "./embedding-trust.js";
 // Indexes: items held in the process, the exact index, any LangChain VectorStore, and the checks every index makes.
 export { type HeldRecallItem, HeldRecallItems, type RecallPlace, tieOrder } from "./held-recall-items.js";

@@ -19,7 +19,7 @@ import { linesOf, textOfMessages } from "../extraction.js";
 import { type MemoryPlacement, checkPlacement, memoryBlock, memoryMessage } from "../memory-block.js";
 import { sharingReads } from "../shared-reads.js";
 import { defaultIndex } from "./default-index.js";
-import { embeddingTrust, fuseRankings, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
+import { embeddingTrust, fuseRankings, liftByNeighbours, recallQuery, recallTerms, sortedFew } from "@memoria/recall";
 import { excerptOf } from "./recall-excerpt.js";
 import { type BackgroundErrorHandler, WorkRegistry, reportOnce } from "./scope-work.js";
 
@@ -52,10 +52,13 @@ export interface RecallMemoryOptions {
    * one fused at 1 took recall@5 from 70 % to 31 % in `pnpm bench --only W8`).
    * Embeddings that declare `lexicalOnly` (`HashingEmbeddings`) weigh 0 unchecked.
    * An index with no lexical search (a `VectorStore`'s) is searched by vector
-   * whatever the weights.
-   * @default { lexical: 1, vector: what the embeddings earn }
+   * whatever the weights. `neighbours`: how much of the better score of a word hit's
+   * neighbouring messages (the one before, the one after) lifts it, before fusion (an
+   * answer is often the line after the one with the question's words). At 0.5 it finds
+   * more in a top 10 and less in a top 5 (`pnpm bench --only W8`), so it is off by default.
+   * @default { lexical: 1, vector: what the embeddings earn, neighbours: 0 }
    */
-  weights?: { lexical?: number; vector?: number };
+  weights?: { lexical?: number; vector?: number; neighbours?: number };
   /** Vectors indexed longer ago than this are dropped. @default kept */
   retentionMs?: number;
   /** @default console.error */
@@ -106,11 +109,12 @@ export interface RecalledPassage {
 }
 
 /**
- * How deep each ranking is read before they are fused: one depth for every k up to
- * half of it, since a list read deeper as k grows gives a hit it reaches later a score
- * it lacked before, and the best 5 would not be among the best 10.
+ * How deep each ranking is read before its hits are lifted by their neighbours and the
+ * rankings fused: one depth for every k up to half of it, since a list read deeper as
+ * k grows gives a hit it reaches later a score (or a neighbour) it lacked before, and
+ * the best 5 would not be among the best 10.
  */
-const FUSED_LIST_DEPTH = 100;
+const LIST_DEPTH = 100;
 
 export interface RecallMemory extends MemoryStrategy {
   idle(): Promise<void>;
@@ -171,6 +175,7 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
   const weights = {
     lexical: options.weights?.lexical ?? 1,
     vector: options.weights?.vector ?? ((options.embeddings as { lexicalOnly?: boolean }).lexicalOnly ? 0 : undefined),
+    neighbours: options.weights?.neighbours ?? 0,
   };
   for (const [name, value] of Object.entries(weights)) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0))
@@ -279,22 +284,24 @@ export function recallMemory(options: RecallMemoryOptions): RecallMemory {
 
   /**
    * The scope's best `depth` hits for `query`: the lexical ranking (where the index
-   * has one) and the vector ranking fused, each asked for {@link FUSED_LIST_DEPTH}
-   * (or twice `depth`, past half of it), so the best 5 are the first 5 of the best 10. Vectors
+   * has one), each hit lifted by its neighbours, and the vector ranking fused, each
+   * asked for {@link LIST_DEPTH} (or twice `depth`, past half of it), so the best 5 are
+   * the first 5 of the best 10. Vectors
    * weighted 0 are still searched when words find nothing (a query of stop words
    * only, an index with no lexical search, items indexed before terms were kept).
    */
   async function ranked(index: RecallIndex, scopeId: string, query: string, depth: number): Promise<RecallHit[]> {
     const searchTerms = weights.lexical > 0 ? index.searchTerms?.bind(index) : undefined;
     const terms = searchTerms ? recallQuery(query) : [];
-    const byWords = async (n: number) => (searchTerms && terms.length > 0 ? searchTerms(scopeId, terms, n) : []);
+    const listDepth = Math.max(LIST_DEPTH, 2 * depth);
+    const byWords = async (n: number) => (searchTerms && terms.length > 0 ? liftByNeighbours(await searchTerms(scopeId, terms, n), weights.neighbours) : []);
     const byVector = async (n: number) => (await index.search(scopeId, await options.embeddings.embedQuery(query), n)).filter((hit) => hit.score >= minScore);
     const vectorWeight = terms.length === 0 ? 0 : (weights.vector ?? (await embeddingTrust(options.embeddings)));
     if (vectorWeight === 0) {
-      const found = await byWords(depth);
-      return found.length > 0 ? found : byVector(depth);
+      // Lifted by their neighbours, words are read to one depth whatever k is, so that the neighbours are the same for every k.
+      const found = await byWords(weights.neighbours > 0 ? listDepth : depth);
+      return found.length > 0 ? found.slice(0, depth) : byVector(depth);
     }
-    const listDepth = Math.max(FUSED_LIST_DEPTH, 2 * depth);
     const [words, vectors] = await Promise.all([byWords(listDepth), byVector(listDepth)]);
     return fuseRankings(
       [
