@@ -3,13 +3,7 @@ import type { QueryTerm, RecallHit } from "@memoria/core";
 import { bestPositions } from "./top-k.js";
 import { unitVector } from "./vectors.js";
 import { VectorSlab } from "./vector-slab.js";
-
-/** Where a recalled item is: its session, its position there, and when it was indexed. */
-export interface RecallPlace {
-  session: string;
-  position: number;
-  at: number;
-}
+import { type RecallPlace, placeId, tieOrder } from "./recall-place.js";
 
 /** An item as held in this process: its vector already a unit Float32Array. */
 export interface HeldRecallItem extends RecallPlace {
@@ -23,16 +17,6 @@ interface Entry {
   length: number;
 }
 
-const idOf = (session: string, position: number) => `${session}\u0000${position}`;
-
-/**
- * How equal scores are ordered: by session, then position, highest first, as the SQL
- * index's statements order them, so every index gives one answer whatever order its
- * items came in.
- */
-export function tieOrder(a: RecallPlace, b: RecallPlace): number {
-  return a.session === b.session ? b.position - a.position : a.session < b.session ? 1 : -1;
-}
 const hitOf = (place: RecallPlace, score: number): RecallHit => ({ session: place.session, position: place.position, at: place.at, score });
 
 /**
@@ -54,7 +38,7 @@ export class HeldRecallItems {
 
   /** Holds `item` in place of any at its session and position; without `terms` it is found by vector only. */
   set(item: HeldRecallItem, terms?: readonly string[]): void {
-    const id = idOf(item.session, item.position);
+    const id = placeId(item.session, item.position);
     const place: RecallPlace = { session: item.session, position: item.position, at: item.at };
     const held = this.#items.get(id);
     if (held) this.#vectors.set(held.slot, item.vector);
@@ -66,7 +50,7 @@ export class HeldRecallItems {
   }
 
   delete(item: RecallPlace): void {
-    const id = idOf(item.session, item.position);
+    const id = placeId(item.session, item.position);
     const held = this.#items.get(id);
     if (!held) return;
     this.#items.delete(id);

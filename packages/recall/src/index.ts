@@ -11,7 +11,8 @@ export { type RankedList, fuseRankings } from "./rank-fusion.js";
 export { liftByNeighbours } from "./neighbour-lift.js";
 export { type TrustProbe, TRUST_PROBES, embeddingTrust } from "./embedding-trust.js";
 // Indexes: items held in the process, the exact index, any LangChain VectorStore, and the checks every index makes.
-export { type HeldRecallItem, HeldRecallItems, type RecallPlace, tieOrder } from "./held-recall-items.js";
+export { type HeldRecallItem, HeldRecallItems } from "./held-recall-items.js";
+export { type RecallPlace, tieOrder } from "./recall-place.js";
 export { exactIndex } from "./exact-index.js";
 export { type VectorStoreIndexOptions, type VectorStoreLike, itemId, vectorStoreIndex } from "./vector-store-index.js";
 export { checkRecallK, checkRecallSelector } from "./index-checks.js";

@@ -171,8 +171,10 @@ export class TermIndex<T> {
   /**
    * Adds the word's share (its best form's) to the score of every item holding it,
    * matching those new to the search, or (`walk` false) to the items already matched
-   * only: each form's postings walked, or where the matched items are the fewer, each
-   * of them looked up.
+   * only: each form's postings walked, or, where they are more than four times the
+   * matched items, each of those looked up (a lookup costs about four postings read in
+   * a row: two common words over 100,000 items took 6.6 / 2.2 / 1.6 / 2.4 ms walking
+   * below 1 / 2 / 4 / 8 times).
    */
   #add(word: Word, average: number, walk: boolean): void {
     const scratch = this.#scratch;

@@ -1,5 +1,5 @@
 import type { RecallHit } from "@memoria/core";
-import { tieOrder } from "./held-recall-items.js";
+import { placeId, tieOrder } from "./recall-place.js";
 
 /**
  * A lexical ranking with each hit lifted by `weight` times the score of the better of
@@ -17,8 +17,8 @@ import { tieOrder } from "./held-recall-items.js";
 export function liftByNeighbours(hits: readonly RecallHit[], weight: number): RecallHit[] {
   if (weight === 0 || hits.length < 2) return [...hits];
   const scores = new Map<string, number>();
-  for (const hit of hits) scores.set(`${hit.session}\u0000${hit.position}`, hit.score);
-  const scoreOf = (session: string, position: number) => scores.get(`${session}\u0000${position}`) ?? 0;
+  for (const hit of hits) scores.set(placeId(hit.session, hit.position), hit.score);
+  const scoreOf = (session: string, position: number) => scores.get(placeId(session, position)) ?? 0;
   return hits
     .map((hit) => ({ ...hit, score: hit.score + weight * Math.max(scoreOf(hit.session, hit.position - 1), scoreOf(hit.session, hit.position + 1)) }))
     .sort((a, b) => b.score - a.score || tieOrder(a, b));

@@ -1,4 +1,5 @@
 import type { RecallHit } from "@memoria/core";
+import { placeId } from "./recall-place.js";
 
 /** A ranking of hits, best first, and how much it counts in the fusion. */
 export interface RankedList {
@@ -19,7 +20,7 @@ export function fuseRankings(lists: readonly RankedList[], k: number): RecallHit
   const fused = new Map<string, RecallHit>();
   for (const { hits, weight } of lists) {
     hits.forEach((hit, rank) => {
-      const id = `${hit.session}\u0000${hit.position}`;
+      const id = placeId(hit.session, hit.position);
       const score = weight / (RRF_K + rank + 1);
       const held = fused.get(id);
       if (held) held.score += score;

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { MemoriaError, type RecallHit, type RecallIndex, type RecallItem, type RecallSelector } from "@memoria/core";
 import { checkRecallK, checkRecallSelector } from "./index-checks.js";
+import { placeId } from "./recall-place.js";
 
 /** The parts of a LangChain `VectorStore` the adapter uses. */
 export interface VectorStoreLike {
@@ -57,8 +58,9 @@ export function vectorStoreIndex(vectorStore: VectorStoreLike, options: VectorSt
       for (const [document, score] of found) {
         const { memoriaScope, session, position, at } = document.metadata;
         if (memoriaScope !== scope || typeof session !== "string" || typeof position !== "number") continue;
-        if (seen.has(`${session}\u0000${position}`)) continue; // a store that ignores ids may hold a repeated batch twice
-        seen.add(`${session}\u0000${position}`);
+        const id = placeId(session, position);
+        if (seen.has(id)) continue; // a store that ignores ids may hold a repeated batch twice
+        seen.add(id);
         hits.push({ session, position, at: typeof at === "number" ? at : 0, score: options.score === "distance" ? 1 - score : score });
       }
       return hits;
