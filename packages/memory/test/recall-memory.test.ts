@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Embeddings } from "@langchain/core/embeddings";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemoryVectorStore } from "@langchain/classic/vectorstores/memory";
-import { type HistoryStore, RunnableWithMessageHistory, encodeSessionKey, scopeKeyOf } from "@memoria/core";
+import { type HistoryStore, RunnableWithMessageHistory, decodeSessionKey, encodeSessionKey, scopeKeyOf } from "@memoria/core";
 import { encryptStore } from "@memoria/privacy";
 import { createSqliteStore } from "@memoria/sql";
 import { writeSentinelTurn } from "@memoria/testkit";
@@ -187,6 +187,35 @@ describe.each(STORES)("recallMemory on %s", (_, makeStore) => {
       [4, 5, ["The lighthouse tour is on Sunday.", "great"]],
     ]);
     expect(reads).toHaveLength(1);
+    await store.close();
+  });
+
+  it("lifts a word hit by its better neighbour when weights.neighbours is given, and not by default", async () => {
+    const store = makeStore();
+    // The same lone "dog" in two conversations; in c1 it follows a line with both of the question's words.
+    await store.append({ userId: "ada", conversationId: "c1" }, [new HumanMessage("The garden dog barked."), new AIMessage("Dog.")]);
+    await store.append({ userId: "ada", conversationId: "c2" }, [new HumanMessage("Dog.")]);
+    const top2 = async (neighbours?: number) => {
+      const recall = recallMemory({
+        embeddings,
+        scope: ["userId"],
+        k: 2,
+        range: { before: 0, after: 0 },
+        ...(neighbours === undefined ? {} : { weights: { neighbours } }),
+        stateName: `recall-${neighbours}`,
+      });
+      await recall.resume(store, { userId: "ada" });
+      const found = await recall.search(store, { userId: "ada" }, "garden dog");
+      // Each recalled message (neighbouring hits come as one passage).
+      return found
+        .flatMap((passage) =>
+          Array.from({ length: passage.to - passage.from + 1 }, (_, i) => `${decodeSessionKey(passage.conversation).conversationId}#${passage.from + i}`),
+        )
+        .sort();
+    };
+    // Equal scores fall to the later conversation (c2), unless the neighbour lifts c1's.
+    expect(await top2()).toEqual(["c1#0", "c2#0"]);
+    expect(await top2(0.5)).toEqual(["c1#0", "c1#1"]);
     await store.close();
   });
 
