@@ -59,7 +59,7 @@ export async function soakSection(quick: boolean, log: (line: string) => void): 
     };
     const reader = async (store: HistoryStore) => {
       readers.push(store);
-      await store.ready?.();
+      await store.ready();
       return (id: string) => store.read({ sessionId: id });
     };
 

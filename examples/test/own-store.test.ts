@@ -59,6 +59,26 @@ describe("the store kit around a failing engine", () => {
   });
 });
 
+describe("capabilities the kit declares from an engine's calls", () => {
+  it("an engine without trim or prune: declared false, trim rejects UNSUPPORTED and removes nothing, prune resolves 0", async () => {
+    const engine = sqliteEngine(join(folder, `${crypto.randomUUID()}.db`));
+    const full = defineStore(engine);
+    expect(full.capabilities).toMatchObject({ trim: true, prune: false });
+    await full.close();
+    const store = defineStore({ ...sqliteEngine(join(folder, `${crypto.randomUUID()}.db`)), trim: undefined });
+    expect(store.capabilities).toEqual({ ttl: false, crossProcessLock: true, sharedBackend: true, trim: false, prune: false });
+    const key = { sessionId: "s" };
+    await store.append(key, [new HumanMessage("one"), new HumanMessage("two")]);
+    await expect(store.trim(key, { oldest: 1 })).rejects.toMatchObject({ code: "UNSUPPORTED", message: expect.stringContaining("sqlite-engine-example") });
+    expect(await store.count(key)).toBe(2);
+    expect(await store.prune()).toBe(0);
+    await expect(store.prune({ batchSize: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(store.recallIndex()).toBeUndefined();
+    await store.ready();
+    await store.close();
+  });
+});
+
 describe("own-store example", () => {
   it("remembers across a reopened file", async () => {
     const lines: string[] = [];

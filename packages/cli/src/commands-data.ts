@@ -145,7 +145,7 @@ export function dataCommands(program: Command): void {
     .option("--store <url>", "the store (no keys needed: expiry is in the clear)")
     .action(async (options) => {
       await withStore(options.store, async ({ store }) => {
-        if (!store.prune) {
+        if (!store.capabilities.prune) {
           process.stdout.write(`the ${store.name} store expires sessions by itself: nothing to prune\n`);
           return;
         }

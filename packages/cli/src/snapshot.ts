@@ -18,7 +18,7 @@ const messageText = (message: EncodedMessage) => JSON.stringify(message);
 
 /** Reads a session whole: its messages (codec form), state, title and metadata. */
 export async function readSnapshot(store: HistoryStore, key: SessionKey): Promise<SessionSnapshot> {
-  const [messages, state, info] = await Promise.all([store.read(key), store.getAllState?.(key) ?? {}, store.info(key)]);
+  const [messages, state, info] = await Promise.all([store.read(key), store.getAllState(key), store.info(key)]);
   const snapshot: SessionSnapshot = { key, state, messages: messages.map((message, i) => encodeMessage(message, i)) };
   if (info?.title !== undefined) snapshot.title = info.title;
   if (info?.metadata !== undefined) snapshot.metadata = info.metadata;

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   "INTEGRITY",
   "EDIT_CONFLICT",
   "BUDGET_SPENT",
+  "UNSUPPORTED",
 ] as const;
 
 export type MemoriaErrorCode = (typeof ERROR_CODES)[number];

@@ -66,7 +66,13 @@ export interface SessionPage {
   cursor?: string;
 }
 
-/** What a store can do beyond the core contract. Tests skip by these, saying why. */
+/**
+ * What a store can do beyond what every store does: declared, not left to be
+ * guessed from missing calls. Every call of the contract is there on every store;
+ * where a capability is false, its call says so (`trim` rejects with
+ * `UNSUPPORTED`, `prune` resolves 0). Wrappers hand the inner store's object on as
+ * it is. Tests skip by these, saying why.
+ */
 export interface StoreCapabilities {
   /** Sessions expire after `ttlSeconds` without an append. */
   ttl: boolean;
@@ -74,6 +80,14 @@ export interface StoreCapabilities {
   crossProcessLock: boolean;
   /** Two store instances can open the same data (a server, a file). */
   sharedBackend: boolean;
+  /** `trim` removes a session's oldest messages (compaction); false: it rejects with `UNSUPPORTED`. */
+  trim: boolean;
+  /**
+   * `prune` is how expired sessions get deleted; false where the store deletes them
+   * by itself (Redis, the in-memory store's sweep), so `prune` finds little or
+   * nothing (Redis's resolves 0).
+   */
+  prune: boolean;
 }
 
 export interface LockOptions {
@@ -148,25 +162,24 @@ export interface HistoryStore {
   /** Stores (replaces) a state value; a session with state but no messages exists, with a count of 0. */
   setState(key: SessionKey, name: string, value: JsonValue, options?: FencedWriteOptions): Promise<void>;
   /**
-   * Stores several state values of one session at once: all of them or none (one
-   * transaction, where `setState` is one too), every name and value checked before
-   * anything is written. Optional: `writeStates` falls back to one `setState` per value.
+   * Stores several state values of one session at once, every name and value checked
+   * before anything is written: all of them or none (one transaction, where
+   * `setState` is one too), except on a store whose engine writes one value at a
+   * time (MongoDB's), which writes them in order, so a failure part-way leaves the
+   * earlier ones written.
    */
-  setStates?(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void>;
-  /**
-   * Every state value of the session by name (empty when none): what export and
-   * migration copy. Optional for third-party stores; every memoria store has it.
-   */
-  getAllState?(key: SessionKey): Promise<Record<string, JsonValue>>;
+  setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void>;
+  /** Every state value of the session by name (empty when none): what export and migration copy. */
+  getAllState(key: SessionKey): Promise<Record<string, JsonValue>>;
   /** The session as a LangChain `BaseListChatMessageHistory`. */
   history(key: SessionKey): BaseListChatMessageHistory;
   /**
    * Removes the session's `oldest` first messages (compaction, e.g. once a summary
    * holds them); resolves with how many were removed. Turn ids stay known, so a
-   * retried old turn is still not stored twice. Optional: stores without it cannot
-   * compact.
+   * retried old turn is still not stored twice. A store that cannot compact
+   * (`capabilities.trim` false) rejects with `UNSUPPORTED`.
    */
-  trim?(key: SessionKey, options: { oldest: number }): Promise<number>;
+  trim(key: SessionKey, options: { oldest: number }): Promise<number>;
   /**
    * The session's creation and last-activity times, message count, title and
    * metadata; undefined when there is no such session.
@@ -191,12 +204,12 @@ export interface HistoryStore {
    */
   replaceTail(key: SessionKey, tail: TailReplacement, options?: FencedWriteOptions): Promise<void>;
   /**
-   * A durable recall index of the store's own, where it has one (the SQL store's
-   * table, sqlite-vec on SQLite; an encrypted store's sealed index): what recall
-   * memory uses by default. Wrappers pass it through. Optional: without one, recall
-   * memory keeps its vectors in this process unless given an index.
+   * A durable recall index of the store's own (the SQL store's table, sqlite-vec on
+   * SQLite; an encrypted store's sealed index): what recall memory uses by default.
+   * Wrappers pass it through. Undefined where the store has none: recall memory then
+   * keeps its vectors in this process unless given an index.
    */
-  recallIndex?(): RecallIndex;
+  recallIndex(): RecallIndex | undefined;
   /**
    * Takes the session's turn lock: across processes where the store's backend is
    * shared (`capabilities.crossProcessLock`), else within this process.
@@ -210,34 +223,20 @@ export interface HistoryStore {
   /**
    * Deletes the sessions that expired (`ttlSeconds`) now, rather than leaving them to
    * the next write that meets them; resolves with how many went. Reads never return
-   * an expired session, pruned or not. Optional: a backend that expires by itself
-   * (Redis) has none (`memoria prune` says so).
+   * an expired session, pruned or not. A store that deletes them by itself
+   * (`capabilities.prune` false: Redis, which resolves 0) needs no pruning, and
+   * `memoria prune` says so.
    */
-  prune?(options?: { batchSize?: number }): Promise<number>;
+  prune(options?: { batchSize?: number }): Promise<number>;
   /**
    * Opens the store now (connects, creates or migrates its tables) instead of at the
-   * first call, rejecting with the error that call would get. Optional.
+   * first call, rejecting with the error that call would get; resolves at once where
+   * there is nothing to open.
    */
-  ready?(): Promise<void>;
+  ready(): Promise<void>;
   /** Releases connections. Safe to call twice. */
   close(): Promise<void>;
 }
-
-/**
- * The contract's optional calls by name: what a store may leave out, and what a
- * wrapper (`encryptStore`, `redactStore`, `guardStore`) has exactly when its inner
- * store has it. They are the calls a store built on the store kit has only when its
- * engine does; what the kit always gives (`info`, `setInfo`, `recent`,
- * `replaceTail`, `lock`) every store must have. Checked against `HistoryStore` when core compiles: an optional
- * call added to the contract and not named here fails the build, so no wrapper can
- * drop it (or forward a call it does not know) without saying so.
- */
-export const OPTIONAL_CALLS = ["setStates", "getAllState", "trim", "recallIndex", "prune", "ready"] as const satisfies readonly (keyof HistoryStore)[];
-export type OptionalCall = (typeof OPTIONAL_CALLS)[number];
-type OptionalKeys<T> = { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T];
-// Every optional member of HistoryStore is named in OPTIONAL_CALLS (a type error here names the one that is not).
-const everyOptionalCallNamed: Exclude<OptionalKeys<HistoryStore>, OptionalCall> extends never ? true : Exclude<OptionalKeys<HistoryStore>, OptionalCall> = true;
-void everyOptionalCallNamed;
 
 /** The default and largest page size of `list`. */
 export const DEFAULT_LIST_LIMIT = 100;
@@ -341,6 +340,16 @@ export function namedValues<T = JsonValue>(entries: Iterable<readonly [string, T
   const out: Record<string, T> = {};
   for (const [name, value] of entries) Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
   return out;
+}
+
+/** Checks `prune` options; returns the batch size, or undefined for the store's own. */
+export function pruneBatch(options: { batchSize?: number } | undefined): number | undefined {
+  const batchSize = options?.batchSize;
+  if (batchSize === undefined) return undefined;
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+    throw new MemoriaError("INVALID_ARGUMENT", `prune() option "batchSize" must be a whole number >= 1, got ${String(batchSize)}.`);
+  }
+  return batchSize;
 }
 
 /** Checks `trim` options; returns how many to remove. */

@@ -18,6 +18,7 @@ import {
   namedValues,
   stateName,
   stateValue,
+  pruneBatch,
   trimCount,
   turnIdOf,
 } from "./history-store.js";
@@ -166,7 +167,7 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
 
   const store: HistoryStore = {
     name: "in-memory",
-    capabilities: { ttl: true, crossProcessLock: false, sharedBackend: false },
+    capabilities: { ttl: true, crossProcessLock: false, sharedBackend: false, trim: true, prune: false },
 
     async read(key: SessionKey, readOptions?: ReadOptions): Promise<BaseMessage[]> {
       ensureOpen();
@@ -351,6 +352,21 @@ export function createInMemoryStore(options: InMemoryStoreOptions = {}): History
     history(key: SessionKey) {
       return new StoreChatMessageHistory(store, createSessionKey(key));
     },
+
+    /** The sweep that runs by itself, run now: what it freed. */
+    async prune(pruneOptions?: { batchSize?: number }): Promise<number> {
+      pruneBatch(pruneOptions);
+      ensureOpen();
+      const before = sessions.size;
+      live();
+      return before - sessions.size;
+    },
+
+    async ready(): Promise<void> {
+      ensureOpen();
+    },
+
+    recallIndex: () => undefined,
 
     async close(): Promise<void> {
       closed = true;

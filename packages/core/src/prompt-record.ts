@@ -181,7 +181,7 @@ export function buildPromptRecord(calls: readonly CapturedCall[], read: Map<Base
 
 /** The prompt records of a session, oldest turn first (none when no turn recorded one). */
 export async function promptRecords(store: HistoryStore, key: SessionKey): Promise<PromptRecord[]> {
-  const state = (await store.getAllState?.(key)) ?? {};
+  const state = await store.getAllState(key);
   return Object.entries(state)
     .filter(([name]) => RECORD_NAME.test(name))
     .map(([, value]) => value as JsonValue as unknown as PromptRecord)

@@ -59,11 +59,10 @@ class StoreBackend implements Backend {
   ) {
     this.identity = store;
     this.#turnRead = turn && turnRead;
-    const trim = store.trim;
-    if (trim) {
+    if (store.capabilities.trim) {
       this.trim = (oldest) => {
         this.#forgetRead();
-        return trim.call(store, key, { oldest });
+        return store.trim(key, { oldest });
       };
     }
   }

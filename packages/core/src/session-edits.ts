@@ -69,7 +69,7 @@ export async function editSession(store: HistoryStore, key: SessionKey, edit: Me
   return underLock(store, sessionKey, options.lock, async (lock) => {
     const current = await store.read(sessionKey);
     const plan = planEdit(current, edit);
-    const reset = staleState((await store.getAllState?.(sessionKey)) ?? {}, plan.from);
+    const reset = staleState(await store.getAllState(sessionKey), plan.from);
     for (const name of reset) await store.setState(sessionKey, name, null, { lock });
     await store.replaceTail(sessionKey, plan, { lock });
     return { count: plan.from + plan.messages.length, removed: current.length - plan.from, added: plan.messages.length, reset };
@@ -105,7 +105,7 @@ export async function branchSession(store: HistoryStore, from: SessionKey, to: S
       throw new EditConflictError("The branch's session exists already; give the branch a new key.");
     }
     if (n > 0) await store.append(target, messages.slice(0, n));
-    const state = (await store.getAllState?.(source)) ?? {};
+    const state = await store.getAllState(source);
     for (const name of Object.keys(state)) {
       const read = readMark(state[name]);
       if (!read || read.mark <= read.trimmed + n) await store.setState(target, name, state[name] as JsonValue);

@@ -9,6 +9,7 @@ export { defineStore } from "./store-kit/define-store.js";
 export {
   type DecodedReads,
   type EngineCalls,
+  type EngineCapabilities,
   type EngineInfo,
   type EngineLock,
   type EngineSession,
@@ -34,8 +35,6 @@ export {
   type HistoryStore,
   type ListOptions,
   type LockOptions,
-  OPTIONAL_CALLS,
-  type OptionalCall,
   type ReadOptions,
   type SessionPage,
   type StoreCapabilities,
@@ -43,6 +42,7 @@ export {
   type TurnLock,
   SEALED_ROLE,
   namedValues,
+  pruneBatch,
   requireFilterField,
   stateName,
   stateValue,
@@ -51,7 +51,7 @@ export {
 } from "./history-store.js";
 export { type OpenTurn, type TurnOptions, type TurnSaveOptions, composedTurn, turnWith } from "./open-turn.js";
 export { type JsonValue, toJsonValue } from "./json-value.js";
-export { stateEntries, writeStates } from "./state-writes.js";
+export { stateEntries } from "./state-writes.js";
 export {
   type SessionKey,
   type SessionKeyFilter,

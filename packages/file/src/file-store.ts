@@ -1,7 +1,7 @@
 import { unlink, utimes } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { JsonValue, SessionKeyFilter } from "@memoria/core";
-import { type EngineSession, MemoriaError, StoreClosedError, type StoreEngine, defineStore, keyMatches, randomId } from "@memoria/core/store-kit";
+import { type EngineSession, MemoriaError, type StoreEngine, defineStore, keyMatches, randomId } from "@memoria/core/store-kit";
 import { onDisk } from "./file-errors.js";
 import { type FileInfoContext, INFO_ENTRY, fileInfo, fileRecent, patchedInfo } from "./file-conversations.js";
 import { lockFileCalls } from "./file-lock.js";
@@ -39,7 +39,6 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
     throw new MemoriaError("INVALID_ARGUMENT", `frozen must be true or false, got ${String(options.frozen)}.`);
   const folder = sessionFolder(root, { sync, ttlMs, cacheSessions: options.cacheSessions ?? 1_000, frozen: options.frozen ?? true });
   const { ledger, tails, folders, pathsOf, expired, inFolder, checkFence, liveStat, exclusive, replaceFile, readState, removeSession } = folder;
-  let closed = false;
 
   /** State values (name and JSON text) written together: the state file is replaced whole, once. */
   async function writeState({ key, id }: EngineSession, entries: readonly (readonly [string, string])[], token: string | undefined): Promise<void> {
@@ -221,17 +220,7 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       };
     },
 
-    async close() {
-      closed = true;
-      ledger.clear();
-      tails.clear();
-      folders.clear();
-    },
-  };
-
-  return Object.assign(defineStore(engine), {
-    async prune(): Promise<number> {
-      if (closed) throw new StoreClosedError("file");
+    async prune() {
       if (ttlMs === undefined) return 0;
       const files = await expiredFiles(root, expired);
       for (const file of files) {
@@ -241,5 +230,13 @@ export function createFileStore(options: FileStoreOptions): FileHistoryStore {
       }
       return files.length;
     },
-  });
+
+    async close() {
+      ledger.clear();
+      tails.clear();
+      folders.clear();
+    },
+  };
+
+  return defineStore(engine);
 }

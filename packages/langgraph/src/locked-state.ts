@@ -1,5 +1,5 @@
 import { type HistoryStore, type JsonValue, type SessionKey, type TurnLock, encodeSessionKey } from "@memoria/core";
-import { namedValues, writeStates } from "@memoria/core/store-kit";
+import { namedValues } from "@memoria/core/store-kit";
 
 /** How many state values one saver remembers. */
 const KEPT = 256;
@@ -28,13 +28,13 @@ export class LockedState {
     return this.setAll(key, [[name, value]], lock);
   }
 
-  /** Writes the values together: in one step where the store has `setStates` (see `writeStates`). */
+  /** Writes the values together: in one step where the store writes several so (`setStates`). */
   async setAll(key: SessionKey, entries: [string, JsonValue][], lock: TurnLock | undefined): Promise<void> {
     const session = encodeSessionKey(key);
     const ids = entries.map(([name]) => `${session}\u0000${name}`);
     // Forgotten first: if the write fails, what it left is unknown.
     for (const id of ids) this.#known.delete(id);
-    await writeStates(this.store, key, namedValues(entries), { lock });
+    await this.store.setStates(key, namedValues(entries), { lock });
     for (const [i, id] of ids.entries()) this.#remember(id, lock, entries[i]![1]);
   }
 

@@ -1,4 +1,4 @@
-import { type HistoryStore, type JsonValue, MemoriaError, type SessionKey } from "@memoria/core";
+import { type JsonValue, MemoriaError } from "@memoria/core";
 import { type Ranges, isRanges } from "./message-pool.js";
 import { type StoredValue, isStoredValue } from "./stored-value.js";
 
@@ -92,12 +92,6 @@ export function parseWrites(value: JsonValue | undefined, name: string): WritesR
         isString(entry[4]),
     );
   return ok ? (value as unknown as WritesRecord) : corrupt(name, "set of pending writes");
-}
-
-/** Every state value of a session, for `list` and `search`: stores without `getAllState` cannot answer them. */
-export function allStateOf(store: HistoryStore, key: SessionKey, call: string): Promise<Record<string, JsonValue>> {
-  if (!store.getAllState) throw new MemoriaError("INVALID_ARGUMENT", `${call} needs a store with getAllState(); the ${store.name} store has none.`);
-  return store.getAllState(key);
 }
 
 /** The JSON form of a record, as `setState` takes it. */

@@ -1,8 +1,7 @@
 import { type HistoryStore, type JsonValue, type SessionKey, encodeSessionKey } from "@memoria/core";
-import { randomId, writeStates } from "@memoria/core/store-kit";
+import { randomId } from "@memoria/core/store-kit";
 import { unitVector } from "@memoria/recall";
 import { type Renewal, parseRenewal, renewalName } from "./item-ttl.js";
-import { allStateOf } from "./records.js";
 import { ITEM_PREFIX, type ItemRecord, parseItem } from "./store-items.js";
 
 /** An item where it is stored: its scope record and state name, and its renewal if a read renewed it. */
@@ -47,7 +46,7 @@ export class ScopeItems {
       this.#held.set(id, held);
       return held.entries;
     }
-    const state = await allStateOf(this.store, key, "MemoriaStore.search(), listNamespaces() and sweep()");
+    const state = await this.store.getAllState(key);
     const entries: Entry[] = [];
     let floats = 0;
     for (const [name, value] of Object.entries(state)) {
@@ -82,7 +81,7 @@ export class ScopeItems {
   /** Writes state values of a scope (items, renewals) with a new version, in one step where the store can. */
   async write(key: SessionKey, values: Record<string, JsonValue>): Promise<void> {
     this.#drop(encodeSessionKey(key)); // whatever happens next, this copy may be behind
-    await writeStates(this.store, key, { ...values, [VERSION]: randomId() });
+    await this.store.setStates(key, { ...values, [VERSION]: randomId() });
   }
 
   /** The vectors of an item `entries` returned, scaled to length 1. */

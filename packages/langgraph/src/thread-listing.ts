@@ -2,7 +2,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { type HistoryStore, type JsonValue, type SessionKey, createKeyFilter } from "@memoria/core";
 import { type TupleContext, toTuple } from "./checkpoint-tuple.js";
-import { type CheckpointRecord, allStateOf, parseCheckpoint, parseWrites } from "./records.js";
+import { type CheckpointRecord, parseCheckpoint, parseWrites } from "./records.js";
 import { loadValue } from "./stored-value.js";
 import { THREAD_FIELD, addressOfKey, stateNames } from "./thread-address.js";
 import type { ThreadPools } from "./thread-pools.js";
@@ -42,7 +42,7 @@ export async function* listThread(
   options: ThreadListOptions,
 ): AsyncGenerator<CheckpointTuple> {
   if (options.limit !== undefined && options.limit <= 0) return;
-  const state = await allStateOf(store, key, "MemoriaSaver.list()");
+  const state = await store.getAllState(key);
   const records = new Map<string, CheckpointRecord>();
   for (const [name, value] of Object.entries(state)) {
     if (!stateNames.isCheckpoint(name)) continue;

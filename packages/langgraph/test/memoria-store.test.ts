@@ -142,10 +142,10 @@ describe.each(["memory", "sqlite", "sqlite, encrypted"] as EmbeddedKind[])("Memo
         if (property === "setStates" && target.setStates) {
           return async (...args: Parameters<NonNullable<typeof base.setStates>>) => {
             await runMeanwhile();
-            return target.setStates!(...args);
+            return target.setStates(...args);
           };
         }
-        if (property === "getAllState") return async (...args: [never]) => Object.assign(await target.getAllState!(...args), await runMeanwhile());
+        if (property === "getAllState") return async (...args: [never]) => Object.assign(await target.getAllState(...args), await runMeanwhile());
         return typeof value === "function" ? value.bind(target) : value;
       },
     });

@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage, HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
-import { type RecallIndex, RunnableWithMessageHistory, memoryContext } from "@memoria/core";
+import { RunnableWithMessageHistory, memoryContext } from "@memoria/core";
 import { describe, expect, it } from "vitest";
 import { entityMemory, knowledgeGraphMemory, memoryBlock, vectorRecallMemory } from "../src/index.js";
 import { HashingEmbeddings } from "../src/long-term.js";
@@ -116,7 +116,7 @@ describe.each(STORES)("entity, knowledge-graph and vector recall on %s", (_, mak
     const windowLines = prompt.slice(1).map((m) => String(m.content));
     expect(windowLines).toEqual(["I bake sourdough on Sundays", "noted", "the train was late again", "noted", "which islands were the stamps from?"]);
     expect(await store.getState(config.configurable, "vectors")).toEqual({ processed: 14 }); // the vectors are in the recall index, not the state
-    const index = (store as { recallIndex?: () => RecallIndex }).recallIndex?.();
+    const index = store.recallIndex();
     if (index) expect(await index.search("sessionId=v", new HashingEmbeddings().vector("stamps"), 100)).toHaveLength(14);
     await store.close();
   });

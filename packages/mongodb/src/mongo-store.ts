@@ -233,15 +233,11 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
       };
     },
 
-    close,
-  };
-
-  return Object.assign(defineStore(engine), {
     async ready() {
       await start();
     },
 
-    async prune(): Promise<number> {
+    async prune() {
       return guarded(async (c) => {
         const expired = (await c.sessions.find({ e: { $ne: null, $lte: Date.now() } }, { projection: { k: 1 } }).toArray()) as SessionDoc[];
         let pruned = 0;
@@ -252,5 +248,9 @@ export function createMongoStore(options: MongoStoreOptions): MongoHistoryStore 
         return pruned;
       });
     },
-  });
+
+    close,
+  };
+
+  return defineStore(engine);
 }

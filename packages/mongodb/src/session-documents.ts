@@ -26,7 +26,8 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
    * Runs `body` holding the session's append lock: queued in this process, polled
    * across processes, renewed while held. A fenced write is checked here, once the
    * lock is held: the session's turn lock must still be the write's. A document
-   * that refused write made (its lock upsert) goes again, so it is never listed.
+   * that refused write made (its lock upsert) goes again, so it is never listed,
+   * unless another holder's turn lock is in it.
    */
   async function withAppendLock<T>(key: SessionKey, token: string | undefined, body: (doc: SessionDoc, owner: string) => Promise<T>): Promise<T> {
     const id = encodeSessionKey(key);
@@ -41,7 +42,9 @@ export function sessionDocuments(collections: () => Promise<Collections>, ttlMs:
         if (!doc || lock.lost)
           throw new StoreUnavailableError(`The append lock of session ${id} was lost while held; nothing was written.`, { outcome: "not-stored" });
         if (token !== undefined && doc.turn?.o !== token) {
-          if (doc.n === 0 && doc.e === 0) await c.sessions.deleteOne({ _id: id, n: 0, e: 0, "lock.o": lock.token } as Filter<SessionDoc>);
+          // Not while it holds a turn lock: that is another holder's, taken on a session with nothing else yet.
+          if (doc.n === 0 && doc.e === 0 && doc.turn == null)
+            await c.sessions.deleteOne({ _id: id, n: 0, e: 0, turn: null, "lock.o": lock.token } as Filter<SessionDoc>);
           throw new LockLostError(key);
         }
         return await body(doc, lock.token);

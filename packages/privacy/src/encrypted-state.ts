@@ -1,5 +1,5 @@
 import { type FencedWriteOptions, IntegrityError, type JsonValue, MemoriaError, type SessionKey } from "@memoria/core";
-import { namedValues, stateName, writeStates } from "@memoria/core/store-kit";
+import { namedValues, stateName } from "@memoria/core/store-kit";
 import type { SealingContext } from "./encrypted-info.js";
 import { anchor, anchored, parseVersion, stateItem, versionText } from "./freshness-anchor.js";
 import { openState, sealState, stateDataKeyId } from "./sealed-records.js";
@@ -18,7 +18,7 @@ export async function sealedState(ctx: SealingContext, key: SessionKey, name: st
 /** Every state value the app set, opened; memoria's own records stay inside. */
 export async function allSealedState(ctx: SealingContext, key: SessionKey): Promise<Record<string, JsonValue>> {
   const s = ctx.stored(key);
-  const stored = await ctx.inner.getAllState!(s.stored);
+  const stored = await ctx.inner.getAllState(s.stored);
   const names = Object.keys(stored).filter((name) => !RESERVED_STATE.test(name));
   const opened = await Promise.all(
     names.map(async (name) => [name, await openValue(ctx, s, name, stored[name] as JsonValue, await anchored(ctx.anchor, s.id, stateItem(name)))] as const),
@@ -42,9 +42,8 @@ async function openValue(ctx: SealingContext, s: ReturnType<SealingContext["stor
 }
 
 /**
- * Seals and stores state values of one session together (`writeStates`: a single
- * value through the inner store's `setState`, several through its `setStates`, which
- * `encryptStore` offers only where the inner store has it).
+ * Seals and stores state values of one session together, through the inner store's
+ * `setStates` (one step where it writes several so).
  */
 export async function setSealedStates(ctx: SealingContext, key: SessionKey, entries: [string, JsonValue][], options?: FencedWriteOptions): Promise<void> {
   const s = ctx.stored(key);
@@ -63,7 +62,7 @@ export async function setSealedStates(ctx: SealingContext, key: SessionKey, entr
       return ctx.anchor ? (last?.dataKeyId === dataKey.id ? last.version + 1 : 1) : undefined;
     });
     const sealed = entries.map(([name, value], i): [string, JsonValue] => [name, sealState(dataKey, s.id, name, value, versions[i])]);
-    await writeStates(ctx.inner, s.stored, namedValues(sealed), { lock });
+    await ctx.inner.setStates(s.stored, namedValues(sealed), { lock });
     for (const [i, [name]] of entries.entries()) {
       const version = versions[i];
       if (version !== undefined) await anchor(ctx.anchor, s.id, stateItem(name), versionText({ dataKeyId: dataKey.id, version }));

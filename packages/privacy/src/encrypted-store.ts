@@ -33,7 +33,6 @@ import { DATA_KEY_STATE, type DataKey, DataKeys } from "./data-keys.js";
 import { allSealedState, sealedState, setSealedStates } from "./encrypted-state.js";
 import type { EncryptionOptions } from "./encryption-options.js";
 import { type SealingContext, recentSealed, sealedInfo, setSealedInfo } from "./encrypted-info.js";
-import { withoutMissingCalls } from "./forwarding-store.js";
 import { KeyHasher } from "./hashed-ids.js";
 import { OpenedRecords } from "./opened-records.js";
 import { KeyRing } from "./key-ring.js";
@@ -89,7 +88,6 @@ export class EncryptedStore implements HistoryStore {
     if (typeof options !== "object" || options === null) throw new MemoriaError("INVALID_ARGUMENT", "encryptStore needs options: { keys, activeKeyId }.");
     this.name = inner.name;
     this.capabilities = inner.capabilities;
-    withoutMissingCalls(this, inner, inner.getAllState ? ["recallIndex"] : []); // its recall index is its own (sealed state)
     this.#ring = new KeyRing(options.keys, options.activeKeyId);
     const cacheSize = options.cacheSize ?? 10_000;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1)
@@ -175,7 +173,6 @@ export class EncryptedStore implements HistoryStore {
     return setSealedStates(this.#info, key, [[stateName(name), stateValue(value)]], options);
   }
 
-  /** Left off (withoutMissingCalls) where the inner store has no `setStates`: one write could not hold them all. */
   async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
     return setSealedStates(this.#info, key, stateEntries(values), options);
   }
@@ -275,7 +272,7 @@ export class EncryptedStore implements HistoryStore {
     return replaceSealedTail(this.#info, this.#opened, key, tail, options);
   }
 
-  // trim is left off (withoutMissingCalls) where the inner store has none.
+  /** Rejects with `UNSUPPORTED`, as the inner store does, where the inner store cannot trim. */
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
     return trimSealed(this.#info, key, options);
   }
@@ -303,13 +300,13 @@ export class EncryptedStore implements HistoryStore {
     return new StoreChatMessageHistory(this, createSessionKey(key));
   }
 
-  /** The inner store's: expired sessions go whole, sealed records, data keys and all. Left off where it has none. */
+  /** The inner store's: expired sessions go whole, sealed records, data keys and all. */
   async prune(options?: { batchSize?: number }): Promise<number> {
-    return this.inner.prune!(options);
+    return this.inner.prune(options);
   }
 
   async ready(): Promise<void> {
-    return this.inner.ready!();
+    return this.inner.ready();
   }
 
   /**

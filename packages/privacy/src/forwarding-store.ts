@@ -23,17 +23,6 @@ import {
   type TurnOptions,
   createSessionKey,
 } from "@memoria/core";
-import { OPTIONAL_CALLS, type OptionalCall } from "@memoria/core/store-kit";
-
-/**
- * Leaves the contract's optional calls (`OPTIONAL_CALLS`, checked against
- * `HistoryStore` by core) off a wrapper whose inner store has none, so callers that
- * check for them still can; `own` names calls the wrapper answers itself.
- */
-export function withoutMissingCalls(wrapper: HistoryStore, inner: HistoryStore, own: readonly OptionalCall[] = []): void {
-  for (const call of OPTIONAL_CALLS) if (!inner[call] && !own.includes(call)) Object.defineProperty(wrapper, call, { value: undefined });
-}
-
 /**
  * A store that hands every call to `inner`: the base of wrappers that change a few
  * calls (redaction, authorization). Its `history(key)` goes through the wrapper.
@@ -45,7 +34,6 @@ export class ForwardingStore implements HistoryStore {
   constructor(readonly inner: HistoryStore) {
     this.name = inner.name;
     this.capabilities = inner.capabilities;
-    withoutMissingCalls(this, inner);
   }
 
   read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
@@ -81,16 +69,15 @@ export class ForwardingStore implements HistoryStore {
   }
 
   async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
-    return this.inner.getAllState!(key);
+    return this.inner.getAllState(key);
   }
 
-  // Left off by withoutMissingCalls where the inner store has none.
   async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
-    return this.inner.setStates!(key, values, options);
+    return this.inner.setStates(key, values, options);
   }
 
   async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
-    return this.inner.trim!(key, options);
+    return this.inner.trim(key, options);
   }
 
   async lock(key: SessionKey, options?: LockOptions): Promise<TurnLock> {
@@ -117,16 +104,16 @@ export class ForwardingStore implements HistoryStore {
     return this.inner.recent(filter, options);
   }
 
-  recallIndex(): RecallIndex {
-    return this.inner.recallIndex!();
+  recallIndex(): RecallIndex | undefined {
+    return this.inner.recallIndex();
   }
 
   async prune(options?: { batchSize?: number }): Promise<number> {
-    return this.inner.prune!(options);
+    return this.inner.prune(options);
   }
 
   async ready(): Promise<void> {
-    return this.inner.ready!();
+    return this.inner.ready();
   }
 
   history(key: SessionKey): BaseListChatMessageHistory {

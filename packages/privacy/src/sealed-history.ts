@@ -195,6 +195,7 @@ export async function replaceSealedTail(ctx: SealingContext, opened: OpenedRecor
 export async function trimSealed(ctx: SealingContext, key: SessionKey, options: { oldest: number }): Promise<number> {
   const s = ctx.stored(key);
   const oldest = trimCount(options);
+  if (!ctx.inner.capabilities.trim) return ctx.inner.trim(s.stored, options); // rejects, before anything is marked
   const count = oldest === 0 ? 0 : await ctx.inner.count(s.stored);
   if (count > 0 && oldest >= count) {
     const [newest] = await ctx.inner.read(s.stored, { last: 1, sealed: true });
@@ -203,5 +204,5 @@ export async function trimSealed(ctx: SealingContext, key: SessionKey, options: 
       await ctx.keys.mark(s.key, s.stored, undefined, (marks) => ({ ...marks, floor: { next: record.position + 1, edit: record.edit } }));
     }
   }
-  return ctx.inner.trim!(s.stored, options);
+  return ctx.inner.trim(s.stored, options);
 }

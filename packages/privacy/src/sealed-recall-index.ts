@@ -53,13 +53,7 @@ export class SealedRecallIndex implements RecallIndex {
   readonly name = "sealed";
   readonly #cache = new Map<string, { version: string; opened: HeldRecallItems }>();
 
-  constructor(private readonly ctx: SealingContext) {
-    if (!ctx.inner.getAllState)
-      throw new MemoriaError(
-        "INVALID_ARGUMENT",
-        `The ${ctx.inner.name} store has no getAllState, which an encrypted recall index needs; pass recallMemory an index of your own.`,
-      );
-  }
+  constructor(private readonly ctx: SealingContext) {}
 
   async upsert(items: readonly RecallItem[]): Promise<void> {
     const byScope = new Map<string, RecallItem[]>();
@@ -137,7 +131,7 @@ export class SealedRecallIndex implements RecallIndex {
 
   /** Every chunk of the scope record, opened, by state name. */
   async #chunks(s: Stored): Promise<Map<string, Chunk>> {
-    const stored = await this.ctx.inner.getAllState!(s.stored);
+    const stored = await this.ctx.inner.getAllState(s.stored);
     const chunks = new Map<string, Chunk>();
     for (const name of Object.keys(stored)) {
       if (name.startsWith(CHUNK_PREFIX)) chunks.set(name, (await this.#open(s, name, stored[name] as JsonValue)) as unknown as Chunk);

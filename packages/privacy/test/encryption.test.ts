@@ -162,7 +162,7 @@ describe("encryptStore's recall index", () => {
     const inner = createInMemoryStore();
     const one = encryptStore(inner, options);
     const two = encryptStore(inner, options); // as another process over the same data: a cache of its own
-    for (const wrapped of [one, redactStore(one), guardStore(one, () => true)]) expect(wrapped.recallIndex?.().name).toBe("sealed");
+    for (const wrapped of [one, redactStore(one), guardStore(one, () => true)]) expect(wrapped.recallIndex()?.name).toBe("sealed");
     await one.recallIndex().upsert([item("session-one", 0, 1, [1, 0]), item("session-one", 1, 2, [0, 1])]);
     expect((await two.recallIndex().search(scope, [1, 0], 1)).map((hit) => hit.position)).toEqual([0]);
     await one.recallIndex().upsert([item("session-two", 0, 3, [1, 0.1]), item("session-one", 0, 4, [0.5, 1])]); // s1's first vector replaced: no longer the nearest
@@ -171,7 +171,7 @@ describe("encryptStore's recall index", () => {
       ["session-one", 0],
       ["session-one", 1],
     ]);
-    expect(JSON.stringify(await inner.getAllState!(scopeKeyOf({ userId: "ada" })))).not.toMatch(/session-/); // sessions and vectors sealed
+    expect(JSON.stringify(await inner.getAllState(scopeKeyOf({ userId: "ada" })))).not.toMatch(/session-/); // sessions and vectors sealed
   });
 
   it("removes by session and by age, refuses a remove without a scope, and is rekeyed with the scope record", async () => {

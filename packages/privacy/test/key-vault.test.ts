@@ -97,7 +97,7 @@ describe("encryptStore with scopeKeys", () => {
     const [stored] = (await inner.list({})).sessions;
     const named = `userId=${encodeURIComponent(stored!.userId!)}`;
     expect(await vault.get(named)).toBeDefined();
-    const copy = { records: await inner.read(stored!, { sealed: true }), state: await inner.getAllState!(stored!) };
+    const copy = { records: await inner.read(stored!, { sealed: true }), state: await inner.getAllState(stored!) };
     expect(await store.erase({ userId: "ada" })).toMatchObject({ deleted: 1, shredded: { userId: "ada" } });
     expect(await vault.get(named)).toBeUndefined();
     for (const [name, value] of Object.entries(copy.state)) await inner.setState(stored!, name, value);
@@ -110,7 +110,7 @@ describe("encryptStore with scopeKeys", () => {
     /** Everything the inner store holds of the session, as a backup taken now would. */
     const copyOf = async (inner: ReturnType<typeof createInMemoryStore>) => ({
       records: await inner.read(key, { sealed: true }),
-      state: await inner.getAllState!(key),
+      state: await inner.getAllState(key),
     });
     /** Puts a copy back, then reads it through a store opened as the app opens it. */
     const reopen = async (inner: ReturnType<typeof createInMemoryStore>, copy: Awaited<ReturnType<typeof copyOf>>, vault: KeyVault) => {

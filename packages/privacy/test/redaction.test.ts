@@ -91,8 +91,8 @@ describe("redactStore", () => {
       { id: "call_1", name: "send_mail", args: { to: "[email removed]", cc: ["[email removed]"] }, type: "tool_call" },
     ]);
     expect(await store.getState(key, "summary")).toEqual({ text: "Bob is [email removed]", count: 2 });
-    await store.setStates!(key, { summary: { text: "Eve is eve@example.org" }, "entities.v2": ["bob@example.org"] });
-    expect(await store.getAllState!(key)).toEqual({ summary: { text: "Eve is [email removed]" }, "entities.v2": ["[email removed]"] });
+    await store.setStates(key, { summary: { text: "Eve is eve@example.org" }, "entities.v2": ["bob@example.org"] });
+    expect(await store.getAllState(key)).toEqual({ summary: { text: "Eve is [email removed]" }, "entities.v2": ["[email removed]"] });
   });
 
   it("refuses a redactor that does not return text, storing nothing", async () => {

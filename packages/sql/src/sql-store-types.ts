@@ -17,15 +17,9 @@ export interface SqlStoreOptions {
   ttlSeconds?: number;
 }
 
-/**
- * The optional calls of the contract that a SQL store always has, so code written
- * against `createSqliteStore()` calls `store.recent(…)` without a `?.`.
- */
-type SqlCalls = "getAllState" | "trim";
-
-/** A SQL history store: the `HistoryStore` contract plus expiry clean-up. */
-export interface SqlHistoryStore extends Omit<HistoryStore, SqlCalls>, Required<Pick<HistoryStore, SqlCalls>> {
-  /** Deletes expired sessions and locks, in batches; resolves with the number of sessions deleted. */
+/** A SQL history store: the `HistoryStore` contract, with its own recall index. */
+export interface SqlHistoryStore extends HistoryStore {
+  /** Deletes expired sessions and locks, in batches (`batchSize`, default 500); resolves with the number of sessions deleted. */
   prune(options?: { batchSize?: number }): Promise<number>;
   /** Runs the schema migrations now, instead of on first use. */
   ready(): Promise<void>;

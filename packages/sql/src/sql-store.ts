@@ -200,18 +200,9 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
     lock: ({ id }: EngineSession, owner, ttlMs) => tableLock(dialect, t, id, owner, ttlMs, ready, lockedReads || undefined),
 
-    async close() {
-      closed = true;
-      isReady = false;
-      recall?.forget();
-      await dialect.close();
-    },
-  };
-
-  return Object.assign(defineStore(engine), {
     ready,
-    async prune(pruneOptions: { batchSize?: number } = {}): Promise<number> {
-      const batchSize = pruneOptions.batchSize ?? 500;
+
+    async prune(batchSize = 500) {
       await ready();
       let total = 0;
       for (;;) {
@@ -227,7 +218,16 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       await change(`DELETE FROM ${t.locks} WHERE expires_at <= ${now}`);
       return total;
     },
-  }) as SqlHistoryStore;
+
+    async close() {
+      closed = true;
+      isReady = false;
+      recall?.forget();
+      await dialect.close();
+    },
+  };
+
+  return defineStore(engine) as SqlHistoryStore;
 }
 
 function ttlOf(ttlSeconds: number | undefined): number | undefined {

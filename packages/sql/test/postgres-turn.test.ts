@@ -83,11 +83,11 @@ describe("a PostgreSQL turn", () => {
     expect(await cost(() => store.setState(key, "summary", { text: "first" }))).toEqual(["WITH c AS"]); // creates the session, with its key fields
     expect((await store.list({ userId: "ada" })).sessions).toContainEqual(key);
     const lock = await store.lock!(key);
-    expect(await cost(() => store.setStates!(key, { summary: { text: "second" }, entities: ["Ada"] }, { lock }))).toEqual(["WITH c AS"]);
+    expect(await cost(() => store.setStates(key, { summary: { text: "second" }, entities: ["Ada"] }, { lock }))).toEqual(["WITH c AS"]);
     await lock.release();
     const stale = { token: "a-holder-that-lost-the-lock", lost: true, release: async () => {} };
-    await expect(store.setStates!(key, { summary: "late", entities: [] }, { lock: stale })).rejects.toMatchObject({ code: "LOCK_LOST" });
-    expect(await store.getAllState!(key)).toEqual({ entities: ["Ada"], summary: { text: "second" } });
+    await expect(store.setStates(key, { summary: "late", entities: [] }, { lock: stale })).rejects.toMatchObject({ code: "LOCK_LOST" });
+    expect(await store.getAllState(key)).toEqual({ entities: ["Ada"], summary: { text: "second" } });
   });
 
   it("a state write to an expired session starts it afresh: the one statement writes nothing, and the transaction deletes the old session first", async () => {
@@ -95,14 +95,14 @@ describe("a PostgreSQL turn", () => {
     try {
       const key = { sessionId: `expired-${crypto.randomUUID()}` };
       await fading.append(key, numbered(3));
-      await fading.setStates!(key, { summary: "old", entities: ["Ada"] });
+      await fading.setStates(key, { summary: "old", entities: ["Ada"] });
       await sleep(1_100);
       sent.length = 0;
       await fading.setState(key, "summary", "new");
       expect(sent[0]).toBe("WITH c AS");
       expect(sent.slice(1)).toContain("BEGIN");
       expect(await fading.count(key)).toBe(0);
-      expect(await fading.getAllState!(key)).toEqual({ summary: "new" });
+      expect(await fading.getAllState(key)).toEqual({ summary: "new" });
     } finally {
       await fading.close();
     }

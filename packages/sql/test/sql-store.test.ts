@@ -19,14 +19,14 @@ describe("sqlite specifics", () => {
   it("names its database for recall's progress: one id per database, kept on reopening and by a copy of the file", async () => {
     const path = join(dir, "home.db");
     const [store, other] = [createSqliteStore({ path }), createSqliteStore({ path: join(dir, "home-other.db") })];
-    const home = await store.recallIndex!().home!();
+    const home = await store.recallIndex().home!();
     expect(home).toMatch(/^sql:[0-9a-f-]{36}$/);
-    expect(await other.recallIndex!().home!()).not.toBe(home);
+    expect(await other.recallIndex().home!()).not.toBe(home);
     await Promise.all([store.close(), other.close()]);
     copyFileSync(path, join(dir, "home-copy.db"));
     const [reopened, copy] = [createSqliteStore({ path }), createSqliteStore({ path: join(dir, "home-copy.db") })];
-    expect(await reopened.recallIndex!().home!()).toBe(home);
-    expect(await copy.recallIndex!().home!()).toBe(home);
+    expect(await reopened.recallIndex().home!()).toBe(home);
+    expect(await copy.recallIndex().home!()).toBe(home);
     await Promise.all([reopened.close(), copy.close()]);
   });
 

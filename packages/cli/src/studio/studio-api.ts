@@ -99,7 +99,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
 
     "GET state": async (params) => {
       const key = keyParam(params);
-      const [state, info] = await Promise.all([store.getAllState?.(key) ?? {}, store.info(key)]);
+      const [state, info] = await Promise.all([store.getAllState(key), store.info(key)]);
       return { status: 200, body: { key, info, state } };
     },
 
@@ -155,7 +155,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
         return countTextTokens(calls?.length ? `${content}${JSON.stringify(calls)}` : content);
       };
       const messages = loaded.map((message, i) => ({ ...shown(message, count - loaded.length + i), tokens: tokensOf(message) }));
-      const state = (await store.getAllState?.(key)) ?? {};
+      const state = await store.getAllState(key);
       const summaries = Object.entries(state)
         .filter(([, value]) => typeof (value as { summary?: unknown })?.summary === "string")
         .map(([name, value]) => ({ name, summary: (value as { summary: string }).summary }));
@@ -170,7 +170,7 @@ export function studioApi(store: HistoryStore, settings: { label: string; write:
     "GET memory": async (params) => {
       const user = params.get("user");
       if (!user) throw new ApiError(400, '"user" is needed');
-      const [state, budget] = await Promise.all([store.getAllState?.(scopeKeyOf({ userId: user })) ?? {}, liveSpend(store, budgetKeyOf({ userId: user }))]);
+      const [state, budget] = await Promise.all([store.getAllState(scopeKeyOf({ userId: user })), liveSpend(store, budgetKeyOf({ userId: user }))]);
       // Long-term memory keeps `{ cursors, data }` per kind (ScopeWork): the data is what it remembers.
       const values = Object.fromEntries(Object.entries(state).map(([name, value]) => [name, (value as { data?: JsonValue } | null)?.data ?? value]));
       const { facts: factData, ...rest } = values;

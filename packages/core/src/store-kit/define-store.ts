@@ -10,6 +10,7 @@ import {
   StoreClosedError,
   type TurnLock,
   namedValues,
+  pruneBatch,
   readWindow,
   refuseSealed,
   requireFilterField,
@@ -128,9 +129,10 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     return { lease, payloads };
   }
 
+  const { trim, prune, ready, recallIndex } = engine;
   const store: HistoryStore = {
     name,
-    capabilities: engine.capabilities,
+    capabilities: { ...engine.capabilities, trim: trim !== undefined, prune: prune !== undefined },
 
     async read(key: SessionKey, options?: ReadOptions): Promise<BaseMessage[]> {
       const session = reading(key);
@@ -248,6 +250,48 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       });
     },
 
+    async getAllState(key: SessionKey): Promise<Record<string, JsonValue>> {
+      const session = reading(key);
+      const pairs = [...(await ask(() => engine.getAllState(session), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return namedValues(pairs.map(([stateKey, text]) => [stateKey, parseStored(text)]));
+    },
+
+    async setStates(key: SessionKey, values: Readonly<Record<string, JsonValue>>, options?: FencedWriteOptions): Promise<void> {
+      const entries = stateEntries(values).map(([stateKey, value]) => [stateKey, JSON.stringify(value)] as const);
+      const session = writing(key, options);
+      if (entries.length === 0) return; // nothing to write: no session made for it
+      const fence = fenceOf(options);
+      const setStates = engine.setStates?.bind(engine);
+      if (setStates) {
+        fenced(session, await ask(() => setStates(session, entries, fence), true));
+        return;
+      }
+      // One value at a time, in order, where the engine cannot write several in one step.
+      for (const [stateKey, text] of entries) fenced(session, await ask(() => engine.setState(session, stateKey, text, fence), true));
+    },
+
+    async trim(key: SessionKey, options: { oldest: number }): Promise<number> {
+      const oldest = trimCount(options);
+      const session = writing(key, undefined);
+      if (!trim) throw new MemoriaError("UNSUPPORTED", `The ${name} store cannot trim sessions (its capabilities.trim is false).`);
+      return oldest === 0 ? 0 : ask(() => trim.call(engine, session, oldest), true);
+    },
+
+    async prune(options?: { batchSize?: number }): Promise<number> {
+      const batchSize = pruneBatch(options);
+      open();
+      return prune ? ask(() => prune.call(engine, batchSize), true) : 0;
+    },
+
+    async ready(): Promise<void> {
+      open();
+      if (ready) await ask(() => ready.call(engine), false);
+    },
+
+    recallIndex() {
+      return recallIndex?.call(engine);
+    },
+
     history(key: SessionKey) {
       return new StoreChatMessageHistory(store, createSessionKey(key));
     },
@@ -259,33 +303,6 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       await engine.close();
     },
   };
-
-  if (engine.getAllState) {
-    const all = engine.getAllState.bind(engine);
-    store.getAllState = async (key) => {
-      const session = reading(key);
-      const pairs = [...(await ask(() => all(session), false))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return namedValues(pairs.map(([stateKey, text]) => [stateKey, parseStored(text)]));
-    };
-  }
-  if (engine.setStates) {
-    const setStates = engine.setStates.bind(engine);
-    store.setStates = async (key, values, options) => {
-      const entries = stateEntries(values).map(([stateKey, value]) => [stateKey, JSON.stringify(value)] as const);
-      const session = writing(key, options);
-      if (entries.length === 0) return; // nothing to write: no session made for it
-      fenced(session, await ask(() => setStates(session, entries, fenceOf(options)), true));
-    };
-  }
-  if (engine.trim) {
-    const trim = engine.trim.bind(engine);
-    store.trim = async (key, options) => {
-      const oldest = trimCount(options);
-      const session = writing(key, undefined);
-      return oldest === 0 ? 0 : ask(() => trim(session, oldest), true);
-    };
-  }
-  if (engine.recallIndex) store.recallIndex = engine.recallIndex.bind(engine);
 
   /** Erasure session by session: where the engine has no `delete`, or the kit holds its locks. */
   async function clearEach(match: SessionKeyFilter): Promise<number> {

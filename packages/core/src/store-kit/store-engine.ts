@@ -79,7 +79,8 @@ export interface EngineInfo {
 export interface EngineCalls {
   /** Shown in errors, e.g. `"my-kv"`. */
   readonly name: string;
-  readonly capabilities: StoreCapabilities;
+  /** What the backend does; `trim` and `prune` the kit declares by whether the engine has those calls. */
+  readonly capabilities: EngineCapabilities;
 
   count(session: EngineSession): Promise<number>;
   /**
@@ -99,7 +100,7 @@ export interface EngineCalls {
   // biome-ignore lint/suspicious/noConfusingVoidType: a write resolves with nothing, or with LockLost; `undefined` would make every engine return it
   setStates?(session: EngineSession, values: readonly (readonly [string, string])[], fence: string | undefined): Promise<void | LockLost>;
   /** Every state value, as name and JSON text; the kit sorts them. */
-  getAllState?(session: EngineSession): Promise<Iterable<readonly [string, string]>>;
+  getAllState(session: EngineSession): Promise<Iterable<readonly [string, string]>>;
 
   /**
    * Session ids in ascending order, strictly after `after`, at most `limit`. An
@@ -135,8 +136,15 @@ export interface EngineCalls {
     tail: { from: number; count: number; payloads: readonly string[] },
     fence: string | undefined,
   ): Promise<number | LockLost>;
-  /** Removes the `oldest` first messages; returns how many went. */
+  /** Removes the `oldest` first messages; returns how many went. Left out, the store cannot compact. */
   trim?(session: EngineSession, oldest: number): Promise<number>;
+  /**
+   * Deletes expired sessions (`batchSize` at a time where given); returns how many
+   * went. Left out where the backend deletes them by itself, or nothing expires.
+   */
+  prune?(batchSize: number | undefined): Promise<number>;
+  /** Opens the backend now (connects, migrates) rather than at the first call. */
+  ready?(): Promise<void>;
 
   /**
    * A cross-process turn lock, one owner at a time: `take` by a conditional write,
@@ -150,6 +158,9 @@ export interface EngineCalls {
   recallIndex?(): RecallIndex;
   close(): Promise<void>;
 }
+
+/** What an engine declares of its backend; the store's other capabilities follow from its calls. */
+export type EngineCapabilities = Omit<StoreCapabilities, "trim" | "prune">;
 
 /** An engine reads messages as stored texts, which the kit decodes. */
 export interface TextReads {

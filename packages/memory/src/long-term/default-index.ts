@@ -12,7 +12,7 @@ const byStore = new WeakMap<HistoryStore, RecallIndex>();
 export function defaultIndex(store: HistoryStore): RecallIndex {
   let index = byStore.get(store);
   if (!index) {
-    index = store.recallIndex?.() ?? exactIndex();
+    index = store.recallIndex() ?? exactIndex();
     byStore.set(store, index);
   }
   return index;

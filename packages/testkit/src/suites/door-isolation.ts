@@ -75,7 +75,7 @@ async function holdingsOf(store: HistoryStore, userId: string): Promise<string> 
   const held: [string, string[], Record<string, JsonValue>][] = [];
   for await (const key of everySession(store, { userId }, { scopes: [["userId"]] })) {
     const messages = (await store.read(key)).map((message) => JSON.stringify(serializeMessage(message)));
-    held.push([JSON.stringify(Object.entries(key).sort()), messages, (await store.getAllState?.(key)) ?? {}]);
+    held.push([JSON.stringify(Object.entries(key).sort()), messages, await store.getAllState(key)]);
   }
   return JSON.stringify(held.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

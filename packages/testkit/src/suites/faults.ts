@@ -159,7 +159,7 @@ export function faultSuite(setup: FaultSuiteSetup): void {
       if (!setup.storeModule) return context.skip(`${setup.name} gives no store module for child processes`);
       const server = target();
       const reader = await open();
-      await reader.ready?.(); // the schema made once, before the workers race to open it
+      await reader.ready(); // the schema made once, before the workers race to open it
       const report = await runSoak({
         storeModule: setup.storeModule,
         target: server.url,

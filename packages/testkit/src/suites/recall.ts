@@ -60,7 +60,7 @@ export function recallSuite(setup: StoreSuiteSetup): void {
   describe(`${setup.name}: recall index (vectors and words)`, () => {
     const store = useStore(setup);
     const indexOf = (skip: () => void): RecallIndex => {
-      const index = store().recallIndex?.();
+      const index = store().recallIndex();
       if (!index) skip();
       return askedThrice(index as RecallIndex);
     };

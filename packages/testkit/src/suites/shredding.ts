@@ -20,7 +20,7 @@ interface Copy {
 /** Every session and scope record of a user, raw, as a backup (or the engine's own log) keeps it. */
 async function backup(inner: HistoryStore, userId: string): Promise<Copy[]> {
   const keys = [...(await inner.list({ userId })).sessions, scopeKeyOf({ userId })];
-  return Promise.all(keys.map(async (key) => ({ key, records: await inner.read(key, { sealed: true }), state: await inner.getAllState!(key) })));
+  return Promise.all(keys.map(async (key) => ({ key, records: await inner.read(key, { sealed: true }), state: await inner.getAllState(key) })));
 }
 
 const vaultName = (userId: string) => encodeSessionKey(createSessionKey({ userId }));

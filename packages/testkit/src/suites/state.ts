@@ -85,13 +85,9 @@ export function stateSuite(setup: StoreSuiteSetup): void {
       });
     });
 
-    // setStates is optional (writeStates falls back to one setState per value): skipped where a store has none.
-    const batched = (s: HistoryStore, skip: () => void) => {
-      if (!s.setStates) skip();
-      return (s.setStates as NonNullable<HistoryStore["setStates"]>).bind(s);
-    };
-    it("writes several state values at once, replacing and adding, and writes none of them if one is bad (skipped without setStates)", async (context) => {
-      const setStates = batched(store(), () => context.skip());
+    const batched = (s: HistoryStore) => s.setStates.bind(s);
+    it("writes several state values at once, replacing and adding, and writes none of them if one is bad", async () => {
+      const setStates = batched(store());
       const key = randomKey();
       await store().setState(key, "summary", "old");
       await setStates(key, { summary: { text: "new" }, "entities.v2": ["Ada"] });
@@ -112,8 +108,8 @@ export function stateSuite(setup: StoreSuiteSetup): void {
       expect(await store().getState(untouched, "summary")).toBeUndefined();
     });
 
-    it("refuses a batch of state values under a lock another holder has, and writes none of them (skipped without setStates)", async (context) => {
-      const setStates = batched(store(), () => context.skip());
+    it("refuses a batch of state values under a lock another holder has, and writes none of them", async () => {
+      const setStates = batched(store());
       const key = randomKey();
       const held = await store().lock(key, { ttlMs: 10_000 });
       try {
