@@ -42,7 +42,6 @@ export {
   type TurnLock,
   SEALED_ROLE,
   namedValues,
-  pruneBatch,
   requireFilterField,
   stateName,
   stateValue,

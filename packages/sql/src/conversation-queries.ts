@@ -36,7 +36,7 @@ function infoOf(row: InfoRow): EngineInfo {
  * walks the `(active_at DESC, id)` index, or a user's rows of the fields index.
  */
 export function conversationQueries(dialect: SqlDialect, t: Tables, writer: TurnWriter, ready: () => Promise<void>, alive: (column: string) => string) {
-  const query = <T>(sql: string, params: readonly unknown[]) => dialect.execute<T[]>({ kind: "all", sql, params });
+  const query = <T>(sql: string, params: readonly unknown[]) => dialect.driver.execute<T[]>({ kind: "all", sql, params });
 
   return {
     async info({ id }: EngineSession): Promise<EngineInfo | undefined> {
@@ -59,7 +59,7 @@ export function conversationQueries(dialect: SqlDialect, t: Tables, writer: Turn
         params.push(value);
       }
       await ready();
-      await dialect.transaction(function* () {
+      await dialect.driver.transaction(function* () {
         yield* checkFence(dialect, t, key, id, token);
         yield* writer.upsertSession(key, id, 0);
         if (sets.length > 0) yield* run(`UPDATE ${t.sessions} SET ${sets.join(", ")} WHERE id = ?`, [...params, id]);

@@ -18,20 +18,20 @@ export interface ReadStatements {
  */
 export function readStatements(dialect: SqlDialect, t: Tables, alive: string): ReadStatements {
   const owned = (on = "") => `${t.sessions} s JOIN ${t.messages} m ON m.session_id = s.id${on} WHERE s.id = ? AND ${alive}`;
-  const all = `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned()} ORDER BY m.seq`;
-  if (dialect.windowsByRange) {
+  const all = `SELECT ${dialect.forms.jsonText("m.payload")} AS payload FROM ${owned()} ORDER BY m.seq`;
+  if (dialect.features.windowsByRange) {
     // From the n-th newest sequence number, found on the key's index alone (edits leave
     // gaps, so it is looked up, not computed; sequence numbers start at 0), in order.
     const nthNewest = `(SELECT seq FROM ${t.messages} WHERE session_id = s.id ORDER BY seq DESC LIMIT 1 OFFSET ?)`;
     return {
       all,
-      last: `SELECT ${dialect.jsonText("m.payload")} AS payload FROM ${owned(` AND m.seq >= COALESCE(${nthNewest}, 0)`)} ORDER BY m.seq`,
+      last: `SELECT ${dialect.forms.jsonText("m.payload")} AS payload FROM ${owned(` AND m.seq >= COALESCE(${nthNewest}, 0)`)} ORDER BY m.seq`,
       lastParams: (id, last, ...condition) => [last - 1, id, ...condition],
     };
   }
   return {
     all,
-    last: `SELECT ${dialect.jsonText("payload")} AS payload FROM (SELECT m.seq, m.payload FROM ${owned()} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`,
+    last: `SELECT ${dialect.forms.jsonText("payload")} AS payload FROM (SELECT m.seq, m.payload FROM ${owned()} ORDER BY m.seq DESC LIMIT ?) w ORDER BY seq`,
     lastParams: (id, last, ...condition) => [id, ...condition, last],
   };
 }

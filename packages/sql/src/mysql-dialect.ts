@@ -1,8 +1,9 @@
 import { MemoriaError, StoreUnavailableError } from "@memoria/core";
 import { loadPeerDependency, withTimeout } from "@memoria/core/store-kit";
-import { mysqlForms } from "./mysql-forms.js";
+import { MYSQL_MAX_TERM_LENGTH, mysqlForms } from "./mysql-forms.js";
+import type { SqlForms } from "./sql-forms.js";
 import { LostToAnother, RETRIED, RETRIES, TimedOut, counted, typedError } from "./mysql-errors.js";
-import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
+import { Rollback, type SqlDialect, type SqlDriver, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { poolHolder } from "./pool-holder.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
@@ -203,19 +204,19 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
 
   const transaction = <T>(program: () => SqlProgram<T>): Promise<T> => retried(() => attempt(program));
 
-  return {
+  const forms: SqlForms = {
     ...mysqlForms,
-    engine: "mysql",
     // Text, not MySQL's JSON type, which reorders keys and refuses nothing the store needs refused.
     jsonType: "LONGTEXT",
     blobType: "LONGBLOB",
     jsonText: (column) => column,
     // The statement's start, fixed for the statement: every column a statement compares with it agrees.
     nowMs: "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
-    maxParams: 4_000,
     forUpdate: " FOR UPDATE",
     // Locks every lock row and the gaps between them (next-key locks) until commit: no lock is taken or passed meanwhile.
     freezeTable: (table) => `SELECT session_id FROM ${table} FOR UPDATE`,
+  };
+  const driver: SqlDriver = {
     // Deleted rows stay in InnoDB's pages until purge and in its redo log until it wraps: see docs/faults-and-erasure.md.
     afterErase: async () => {},
     // One statement, committed on its own: one that lost to another (InnoDB breaks a deadlock
@@ -258,6 +259,8 @@ function mysqlDialect(options: MysqlStoreOptions): SqlDialect {
       }),
     close: () => pools.close(),
   };
+  // No RETURNING and no conditional upsert: the store reads instead (mysql-forms.ts).
+  return { engine: "mysql", driver, forms, features: { maxParams: 4_000, maxTermLength: MYSQL_MAX_TERM_LENGTH, returning: false } };
 }
 
 /**

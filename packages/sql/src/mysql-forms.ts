@@ -1,4 +1,4 @@
-import type { SqlForms, TextRole } from "./sql-forms.js";
+import type { SharedForms, TextRole } from "./sql-forms.js";
 
 /**
  * The longest encoded session or scope key the MySQL store holds. InnoDB keys hold at
@@ -32,11 +32,11 @@ const TEXT_TYPES: Record<TextRole, string> = {
 
 /**
  * MySQL's and MariaDB's forms: sized key columns compared exactly,
- * `ON DUPLICATE KEY UPDATE` for upserts, and no RETURNING (the store reads instead).
+ * `ON DUPLICATE KEY UPDATE` for upserts (and no RETURNING: see the dialect's features).
  * Rows changed are counted as changed, not as matched (the connection drops
  * `FOUND_ROWS`), so an upsert that left its row alone counts 0.
  */
-export const mysqlForms: SqlForms = {
+export const mysqlForms: SharedForms = {
   textType: (role) => TEXT_TYPES[role],
   tableOptions: " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
   indexWhere: () => "",
@@ -49,6 +49,4 @@ export const mysqlForms: SqlForms = {
     const rest = columns.map(() => "?").join(", ");
     return [`SELECT ${first}`, ...Array.from({ length: count - 1 }, () => `SELECT ${rest}`)].join(" UNION ALL ");
   },
-  maxTermLength: MYSQL_MAX_TERM_LENGTH,
-  returning: false,
 };

@@ -1,8 +1,8 @@
 import { MemoriaError, StoreUnavailableError, type WriteOutcome } from "@memoria/core";
 import { loadPeerDependency, withTimeout } from "@memoria/core/store-kit";
-import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
+import { Rollback, type SqlDialect, type SqlDriver, type SqlProgram, type SqlStep, driveAsync } from "./sql-dialect.js";
 import { type HeldRecallOptions, recallCacheBytesOf } from "./recall-scope-cache.js";
-import { standardForms } from "./sql-forms.js";
+import { type SqlForms, standardForms } from "./sql-forms.js";
 import { executing, inlined, pgStatement } from "./postgres-statements.js";
 import { poolHolder } from "./pool-holder.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
@@ -272,20 +272,16 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     }
   }
 
-  return {
+  const forms: SqlForms = {
     ...standardForms("postgres"),
-    engine: "postgres",
     // json, not jsonb: jsonb refuses \u0000 inside strings, which chat content can hold,
     // and the store never queries inside a payload.
     jsonType: "json",
     blobType: "BYTEA",
     jsonText: (column) => `${column}::text`,
     nowMs: "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint",
-    maxParams: 65_535,
     forUpdate: " FOR UPDATE",
     forKeyShare: " FOR KEY SHARE",
-    recallCacheBytes,
-    writesInOneStatement: true,
     // Lock rows are worth nothing after a crash (a lease ends with its server), so they
     // skip the WAL: taking a lock commits without waiting for a flush to disk.
     lockTableKind: "UNLOGGED",
@@ -293,6 +289,8 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     convertLockTable: (table) =>
       `DO $$ BEGIN IF (SELECT relpersistence FROM pg_class WHERE oid = to_regclass('${table}')) = 'p' THEN ALTER TABLE ${table} SET UNLOGGED; END IF; END $$`,
     freezeTable: (table) => `LOCK TABLE ${table} IN EXCLUSIVE MODE`,
+  };
+  const driver: SqlDriver = {
     // Deleted rows stay in heap pages until VACUUM and in the WAL until it is recycled: see docs/faults-and-erasure.md.
     afterErase: async () => {},
     execute: <T>(step: SqlStep) =>
@@ -312,6 +310,7 @@ function postgresDialect(options: PostgresStoreOptions): SqlDialect {
     exclusive: (program) => transaction(program, ["SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", ["memoria:migrate"]]),
     close: () => pools.close(),
   };
+  return { engine: "postgres", driver, forms, features: { maxParams: 65_535, returning: true, writesInOneStatement: true, recallCacheBytes } };
 }
 
 /**

@@ -5,6 +5,7 @@ import { type LoadedScope, RecallScopeCache, heldBytes } from "./recall-scope-ca
 import { searchTerms, writeTerms } from "./recall-terms.js";
 import { scopeVersion, scopeVersionNow } from "./recall-versions.js";
 import { type SqlDialect, all, run } from "./sql-dialect.js";
+import type { SqlForms } from "./sql-forms.js";
 
 /** The recall index of a SQL store, which the store tells when it erased sessions. */
 export interface SqlRecallIndex extends RecallIndex {
@@ -44,14 +45,14 @@ function floatsOf(bytes: Uint8Array): Float32Array {
 export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise<void>): SqlRecallIndex {
   // An erased session's messages are not indexed: the row would have nothing to belong to.
   const upsert = `INSERT INTO ${t.recall} (session_id, position, scope_id, at, embedding, terms)
-    SELECT ?, ?, ?, ?, ?, ${dialect.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
-    ${dialect.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
+    SELECT ?, ?, ?, ?, ?, ${dialect.forms.param("bigint")} WHERE EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ?)
+    ${dialect.forms.upsert(["session_id", "position"], ["scope_id", "at", "embedding", "terms"])}`;
   let home: Promise<string> | undefined;
   // Scopes are held where the engine keeps their versions and can read an item's terms as one JSON row.
-  const pairs = dialect.jsonPairs;
+  const pairs = dialect.forms.jsonPairs;
   const cache =
-    dialect.recallCacheBytes && pairs
-      ? new RecallScopeCache(dialect.recallCacheBytes, (scope, version, budget) => loadScope(dialect, pairs, t, scope, version, budget))
+    dialect.features.recallCacheBytes && pairs
+      ? new RecallScopeCache(dialect.features.recallCacheBytes, (scope, version, budget) => loadScope(dialect, pairs, t, scope, version, budget))
       : undefined;
   /** The scope as held in this process, where it is and is current; a scope with no version (no items, or none yet stamped) is ranked in SQL. */
   const held = async (scope: string) => {
@@ -63,7 +64,7 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
     name: dialect.engine === "sqlite" ? "sqlite-vec" : "sql-scan",
     home() {
       home ??= ready()
-        .then(() => dialect.execute<unknown[]>({ kind: "column", sql: `SELECT home FROM ${t.version}`, params: [] }))
+        .then(() => dialect.driver.execute<unknown[]>({ kind: "column", sql: `SELECT home FROM ${t.version}`, params: [] }))
         .then(([id]) => `sql:${String(id)}`);
       home.catch(() => {
         home = undefined; // asked again next time
@@ -77,16 +78,17 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       // first read locking each version row (in one order, so two writers cannot deadlock) where transactions overlap.
       const scopes = cache ? [...new Set(items.map((item) => item.scope))].filter((scope) => cache.watches(scope)).sort() : [];
       const sessions = [...new Set(items.map((item) => item.session))];
-      const { before, after, stored } = await dialect.transaction(function* () {
+      const { before, after, stored } = await dialect.driver.transaction(function* () {
         // The sessions first, then the scopes' versions, as an erasure takes them: a session erased at once is either
         // gone before this reads it (its items are skipped) or erased after this commits (its items with it).
-        if (dialect.forKeyShare) yield* all(`SELECT id FROM ${t.sessions} WHERE id IN (${sessions.map(() => "?").join(", ")})${dialect.forKeyShare}`, sessions);
+        if (dialect.forms.forKeyShare)
+          yield* all(`SELECT id FROM ${t.sessions} WHERE id IN (${sessions.map(() => "?").join(", ")})${dialect.forms.forKeyShare}`, sessions);
         const versions = function* (lock?: string) {
           const found: number[] = [];
           for (const scope of scopes) found.push(yield* scopeVersionNow(t, scope, lock));
           return found;
         };
-        const before = yield* versions(dialect.forUpdate);
+        const before = yield* versions(dialect.forms.forUpdate);
         const stored: RecallItem[] = [];
         for (const item of items) {
           const changed = yield* run(upsert, [
@@ -119,15 +121,15 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
       const items = await held(scope);
       if (items) return items.nearest(vector, k);
       const query = bytesOf(vector);
-      if (dialect.vectorDistance) {
-        const rows = await dialect.execute<HitRow[]>({
+      if (dialect.forms.vectorDistance) {
+        const rows = await dialect.driver.execute<HitRow[]>({
           kind: "all",
-          sql: `SELECT session_id, position, at, ${dialect.vectorDistance("embedding")} AS distance FROM ${t.recall} WHERE scope_id = ? ORDER BY distance, session_id DESC, position DESC LIMIT ?`,
+          sql: `SELECT session_id, position, at, ${dialect.forms.vectorDistance("embedding")} AS distance FROM ${t.recall} WHERE scope_id = ? ORDER BY distance, session_id DESC, position DESC LIMIT ?`,
           params: [query, scope, k],
         });
         return rows.map((row) => ({ session: row.session_id, position: Number(row.position), at: Number(row.at), score: 1 - Number(row.distance) }));
       }
-      const rows = await dialect.execute<HitRow[]>({
+      const rows = await dialect.driver.execute<HitRow[]>({
         kind: "all",
         sql: `SELECT session_id, position, at, embedding FROM ${t.recall} WHERE scope_id = ?`,
         params: [scope],
@@ -164,11 +166,11 @@ export function recallTable(dialect: SqlDialect, t: Tables, ready: () => Promise
         params.push(...selector.sessions);
       }
       await ready();
-      const removed = await dialect.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
+      const removed = await dialect.driver.execute<number>({ kind: "run", sql: `DELETE FROM ${t.recall} WHERE ${where.join(" AND ")}`, params });
       // What was removed goes from this process too: its scope, or every scope where the selector names none.
       // Nothing removed (recall's retention pass, most of the time), nothing let go.
       if (removed > 0) cache?.forget(selector.scope);
-      await dialect.afterErase();
+      await dialect.driver.afterErase();
       return removed;
     },
     forget: () => cache?.forget(),
@@ -191,13 +193,13 @@ interface ItemRow {
  */
 async function loadScope(
   dialect: SqlDialect,
-  pairs: NonNullable<SqlDialect["jsonPairs"]>,
+  pairs: NonNullable<SqlForms["jsonPairs"]>,
   t: Tables,
   scope: string,
   version: number,
   budget: number,
 ): Promise<LoadedScope | "too large" | undefined> {
-  const [size] = await dialect.execute<{ items: number; vectors: number | null; terms: number | null }[]>({
+  const [size] = await dialect.driver.execute<{ items: number; vectors: number | null; terms: number | null }[]>({
     kind: "all",
     sql: `SELECT COUNT(*) AS items, SUM(length(embedding)) AS vectors, SUM(terms) AS terms FROM ${t.recall} WHERE scope_id = ?`,
     params: [scope],
@@ -205,7 +207,7 @@ async function loadScope(
   const bytes = heldBytes(Number(size?.items ?? 0), Number(size?.vectors ?? 0), Number(size?.terms ?? 0));
   if (bytes > budget) return "too large";
   // Each item with its terms in one row (by the terms' item index), rather than a row per term.
-  const rows = await dialect.execute<ItemRow[]>({
+  const rows = await dialect.driver.execute<ItemRow[]>({
     kind: "all",
     sql: `SELECT r.session_id, r.position, r.at, r.embedding, r.terms,
         (SELECT ${pairs("p.term", "p.n")} FROM ${t.recallTerms} p WHERE p.session_id = r.session_id AND p.position = r.position) AS counts

@@ -18,7 +18,7 @@ const ASKED_ROW = [
  * is cut to it, whole characters only, on writes and queries alike.
  */
 function clip(dialect: SqlDialect, term: string): string {
-  const max = dialect.maxTermLength;
+  const max = dialect.features.maxTermLength;
   if (max === undefined || term.length <= max) return term;
   return term.slice(0, /[\ud800-\udbff]/.test(term[max - 1] as string) ? max - 1 : max);
 }
@@ -46,7 +46,7 @@ export function* writeTerms(dialect: SqlDialect, t: Tables, item: RecallItem): S
     yield* run(
       `INSERT INTO ${t.recallTerms} (session_id, position, scope_id, term, n, length)
         SELECT r.session_id, r.position, r.scope_id, v.term, v.n, r.terms
-        FROM ${t.recall} r, (${dialect.paramRows(TERM_ROW, chunk.length)}) AS v
+        FROM ${t.recall} r, (${dialect.forms.paramRows(TERM_ROW, chunk.length)}) AS v
         WHERE r.session_id = ? AND r.position = ?`,
       [...chunk.flat(), item.session, item.position],
     );
@@ -64,12 +64,12 @@ export function* writeTerms(dialect: SqlDialect, t: Tables, item: RecallItem): S
 export async function searchTerms(dialect: SqlDialect, t: Tables, scope: string, query: readonly (string | QueryTerm)[], k: number): Promise<RecallHit[]> {
   const asked = queryGroups(query)
     .flatMap((forms, word) => forms.map(({ term, weight }) => [word, clip(dialect, term), weight] as const))
-    .slice(0, Math.floor((dialect.maxParams - 8) / 3));
+    .slice(0, Math.floor((dialect.features.maxParams - 8) / 3));
   if (asked.length === 0 || k === 0) return [];
-  const rows = await dialect.execute<ScoreRow[]>({
+  const rows = await dialect.driver.execute<ScoreRow[]>({
     kind: "all",
     sql: `WITH stats AS (SELECT COUNT(*) AS items, AVG(terms) AS average FROM ${t.recall} WHERE scope_id = ? AND terms IS NOT NULL),
-      asked AS (${dialect.paramRows(ASKED_ROW, asked.length)}),
+      asked AS (${dialect.forms.paramRows(ASKED_ROW, asked.length)}),
       weights AS (
         SELECT asked.word, h.term, asked.weight * ln(1 + (stats.items - h.holding + 0.5) / (h.holding + 0.5)) AS weight, stats.average AS average
         FROM (SELECT term, COUNT(*) AS holding FROM ${t.recallTerms} WHERE scope_id = ? AND term IN (SELECT term FROM asked) GROUP BY term) h

@@ -72,7 +72,7 @@ const versionOf = (t: Tables) => `SELECT version FROM ${t.recallScopes} WHERE sc
 
 /** A scope's version now; 0 for a scope with no items. */
 export async function scopeVersion(dialect: SqlDialect, t: Tables, scope: string): Promise<number> {
-  const [version] = await dialect.execute<unknown[]>({ kind: "column", sql: versionOf(t), params: [scope] });
+  const [version] = await dialect.driver.execute<unknown[]>({ kind: "column", sql: versionOf(t), params: [scope] });
   return Number(version ?? 0);
 }
 

@@ -46,8 +46,8 @@ export function tablesFor(prefix: string, lockSchema?: string): Tables {
  * but for the recall versions, which each engine keeps its own way.
  */
 function migrations(t: Tables, dialect: SqlDialect): string[][] {
-  const text = (role: TextRole) => dialect.textType(role);
-  const table = dialect.tableOptions;
+  const text = (role: TextRole) => dialect.forms.textType(role);
+  const table = dialect.forms.tableOptions;
   return [
     [
       `CREATE TABLE ${t.sessions} (
@@ -58,7 +58,7 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
         updated_at BIGINT NOT NULL,
         expires_at BIGINT
       )${table}`,
-      `CREATE INDEX ${t.sessions}_expiry ON ${t.sessions} (expires_at)${dialect.indexWhere("expires_at IS NOT NULL")}`,
+      `CREATE INDEX ${t.sessions}_expiry ON ${t.sessions} (expires_at)${dialect.forms.indexWhere("expires_at IS NOT NULL")}`,
       `CREATE TABLE ${t.fields} (
         session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
         field ${text("field")} NOT NULL,
@@ -70,7 +70,7 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
         session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
         seq BIGINT NOT NULL,
         turn_id ${text("turn")} NOT NULL,
-        payload ${dialect.jsonType} NOT NULL,
+        payload ${dialect.forms.jsonType} NOT NULL,
         PRIMARY KEY (session_id, seq)
       )${table}`,
       `CREATE TABLE ${t.turns} (
@@ -84,7 +84,7 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
       `CREATE TABLE ${t.state} (
         session_id ${text("id")} NOT NULL REFERENCES ${t.sessions} (id) ON DELETE CASCADE,
         name ${text("name")} NOT NULL,
-        value ${dialect.jsonType} NOT NULL,
+        value ${dialect.forms.jsonType} NOT NULL,
         PRIMARY KEY (session_id, name)
       )${table}`,
     ],
@@ -104,7 +104,7 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
         position BIGINT NOT NULL,
         scope_id ${text("id")} NOT NULL,
         at BIGINT NOT NULL,
-        embedding ${dialect.blobType} NOT NULL,
+        embedding ${dialect.forms.blobType} NOT NULL,
         PRIMARY KEY (session_id, position)
       )${table}`,
       `CREATE INDEX ${t.recall}_scope ON ${t.recall} (scope_id, at)`,
@@ -142,11 +142,11 @@ function migrations(t: Tables, dialect: SqlDialect): string[][] {
  * worth keeping, and on SQLite it lives in a separate file that may be new.
  */
 function lockTable(t: Tables, dialect: SqlDialect): string {
-  return `CREATE ${dialect.lockTableKind ?? ""} TABLE IF NOT EXISTS ${t.locks} (
-    session_id ${dialect.textType("id")} PRIMARY KEY,
-    owner ${dialect.textType("token")} NOT NULL,
+  return `CREATE ${dialect.forms.lockTableKind ?? ""} TABLE IF NOT EXISTS ${t.locks} (
+    session_id ${dialect.forms.textType("id")} PRIMARY KEY,
+    owner ${dialect.forms.textType("token")} NOT NULL,
     expires_at BIGINT NOT NULL
-  )${dialect.tableOptions}`;
+  )${dialect.forms.tableOptions}`;
 }
 
 /** The schema version this code writes. */
@@ -157,8 +157,8 @@ export const SCHEMA_VERSION = 8;
  * processes starting at once on an empty database migrate exactly once.
  */
 export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void> {
-  await dialect.exclusive(function* () {
-    yield* run(`CREATE TABLE IF NOT EXISTS ${tables.version} (version INTEGER NOT NULL)${dialect.tableOptions}`);
+  await dialect.driver.exclusive(function* () {
+    yield* run(`CREATE TABLE IF NOT EXISTS ${tables.version} (version INTEGER NOT NULL)${dialect.forms.tableOptions}`);
     const rows = yield* all<{ version: number | string }>(`SELECT version FROM ${tables.version}`);
     const current = rows.length === 0 ? 0 : Number(rows[0]?.version);
     if (current > SCHEMA_VERSION) {
@@ -175,6 +175,6 @@ export async function migrate(dialect: SqlDialect, tables: Tables): Promise<void
     else if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET version = ?`, [SCHEMA_VERSION]);
     if (current < SCHEMA_VERSION) yield* run(`UPDATE ${tables.version} SET home = ? WHERE home IS NULL`, [crypto.randomUUID()]);
     yield* run(lockTable(tables, dialect));
-    if (dialect.convertLockTable) yield* run(dialect.convertLockTable(tables.locks));
+    if (dialect.forms.convertLockTable) yield* run(dialect.forms.convertLockTable(tables.locks));
   });
 }

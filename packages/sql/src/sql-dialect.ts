@@ -27,60 +27,21 @@ export function* run(sql: string, params: readonly unknown[] = []): Generator<Sq
 }
 
 /**
- * What the store body needs of an engine. Each engine (SQLite, PostgreSQL, MySQL) has a
- * small file implementing it, and the SQL that differs as its forms (sql-forms.ts);
- * the store's logic and statements live once, in sql-store.ts and the files it uses.
+ * What the store body needs of an engine, by role, as kysely splits its dialect:
+ * the `driver` runs statements, the `features` say what the engine can do (the store
+ * picks its statements by them), and the `forms` are the SQL that differs. Each
+ * engine (SQLite, PostgreSQL, MySQL) has a small file building one; the store's
+ * logic and statements live once, in sql-store.ts and the files it uses.
  */
-export interface SqlDialect extends SqlForms {
+export interface SqlDialect {
   readonly engine: "sqlite" | "postgres" | "mysql";
-  /** Column type for a message's JSON text. */
-  readonly jsonType: string;
-  /** Column type for raw bytes (recall vectors). */
-  readonly blobType: string;
-  /**
-   * An SQL expression for the cosine distance between a vector column and a vector
-   * parameter, where the engine can compute it (SQLite with sqlite-vec, loaded on
-   * first call); undefined where vectors are ranked in the process.
-   */
-  vectorDistance?(column: string): string;
-  /** An SQL expression reading a JSON column as its text (drivers that parse JSON would otherwise do it for us). */
-  jsonText(column: string): string;
-  /** An SQL expression for the database's clock, in epoch milliseconds. */
-  readonly nowMs: string;
-  /** The most parameters one statement may carry. */
-  readonly maxParams: number;
-  /** A schema for the lock table when locks live apart from the history (SQLite: an attached, unsynced file). */
-  readonly lockSchema?: string;
-  /**
-   * A window of the last n messages is read as a range from the n-th newest sequence
-   * number, in order, rather than newest first with a LIMIT and sorted back. SQLite
-   * runs the range in half the time; PostgreSQL's subplan costs it three times its sort.
-   */
-  readonly windowsByRange?: boolean;
-  /** A turn's append, and a state write, is one statement (`one-statement-append.ts`, `one-statement-states.ts`) rather than a transaction of several. */
-  readonly writesInOneStatement?: boolean;
-  /** Table kind of the lock table: `"UNLOGGED"` where the engine can skip the WAL (and its flush) for lock rows. */
-  readonly lockTableKind?: string;
-  /** A statement giving a lock table made by an older version the `lockTableKind`, if it lacks it. */
-  convertLockTable?(table: string): string;
-  /** Appended to a fencing `SELECT` to lock the row until commit (`" FOR UPDATE"`), or empty where transactions already exclude each other. */
-  readonly forUpdate: string;
-  /**
-   * Appended to a `SELECT` of sessions rows a write refers to (recall rows), so none is
-   * deleted before the write commits (`" FOR KEY SHARE"`: updates of other columns still
-   * pass); unset where transactions already exclude each other.
-   */
-  readonly forKeyShare?: string;
-  /** A statement that stops other transactions from locking or writing `table`'s rows until commit, where transactions do not already exclude each other. */
-  freezeTable?(table: string): string;
-  /**
-   * Where the engine keeps recall scopes' versions (SQLite, PostgreSQL:
-   * recall-versions.ts), the bytes of recall scopes a process may hold to rank them in
-   * memory; 0 or unset: none.
-   */
-  readonly recallCacheBytes?: number;
-  /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */
-  afterErase(): Promise<void>;
+  readonly driver: SqlDriver;
+  readonly features: SqlFeatures;
+  readonly forms: SqlForms;
+}
+
+/** Connecting and running statements. */
+export interface SqlDriver {
   /** Runs one statement outside a transaction. */
   execute<T>(step: SqlStep): Promise<T>;
   /**
@@ -102,8 +63,38 @@ export interface SqlDialect extends SqlForms {
   transaction<T>(program: () => SqlProgram<T>): Promise<T>;
   /** Like `transaction`, also excluding every other process's `exclusive` (schema migration). */
   exclusive<T>(program: () => SqlProgram<T>): Promise<T>;
+  /** Called after an erasure (`delete`): makes the erased rows unrecoverable from the files where the engine allows it. */
+  afterErase(): Promise<void>;
   /** Closes the connection or pool if the dialect opened it. Safe twice. */
   close(): Promise<void>;
+}
+
+/** What the engine can do and its limits: the store chooses its statements by these. */
+export interface SqlFeatures {
+  /** The most parameters one statement may carry. */
+  readonly maxParams: number;
+  /** The longest recall term the engine keys (longer ones are cut to it); unlimited where undefined. */
+  readonly maxTermLength?: number;
+  /**
+   * `INSERT … ON CONFLICT … DO UPDATE … WHERE` and `… RETURNING`: the engine can take a
+   * turn lock or renew a live session in one conditional upsert, and say what it did.
+   * False on MySQL, which has neither; the store then uses the forms of mysql-forms.ts.
+   */
+  readonly returning: boolean;
+  /**
+   * A window of the last n messages is read as a range from the n-th newest sequence
+   * number, in order, rather than newest first with a LIMIT and sorted back. SQLite
+   * runs the range in half the time; PostgreSQL's subplan costs it three times its sort.
+   */
+  readonly windowsByRange?: boolean;
+  /** A turn's append, and a state write, is one statement (`one-statement-append.ts`, `one-statement-states.ts`) rather than a transaction of several. */
+  readonly writesInOneStatement?: boolean;
+  /**
+   * Where the engine keeps recall scopes' versions (SQLite, PostgreSQL:
+   * recall-versions.ts), the bytes of recall scopes a process may hold to rank them in
+   * memory; 0 or unset: none.
+   */
+  readonly recallCacheBytes?: number;
 }
 
 /** Thrown inside a program to roll the transaction back and return `value`. */

@@ -18,14 +18,14 @@ export type { SqlHistoryStore, SqlStoreOptions } from "./sql-store-types.js";
  * dialect (sql-dialect.ts).
  */
 export function createSqlStore(name: string, dialect: SqlDialect, options: SqlStoreOptions): SqlHistoryStore {
-  const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.lockSchema);
+  const t: Tables = tablesFor(options.tablePrefix ?? "memoria_", dialect.forms.lockSchema);
   const ttlMs = ttlOf(options.ttlSeconds);
-  const now = dialect.nowMs;
+  const now = dialect.forms.nowMs;
   const alive = (column = "expires_at") => `(${column} IS NULL OR ${column} > ${now})`;
   const reads = readStatements(dialect, t, alive("s.expires_at"));
   // The same reads, returning rows only while the lock's owner (the last parameter) holds it: a lock's try reads with them.
   const lockedReads =
-    dialect.inOneTrip &&
+    dialect.driver.inOneTrip &&
     readStatements(dialect, t, `${alive("s.expires_at")} AND EXISTS (SELECT 1 FROM ${t.locks} l WHERE l.session_id = s.id AND l.owner = ?)`);
   const writer = turnWriter(dialect, t, ttlMs);
   let migrated: Promise<void> | undefined;
@@ -52,14 +52,14 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
   /** Runs one statement outside a transaction. */
   function query<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return dialect.execute<T[]>({ kind: "all", sql, params });
+    return dialect.driver.execute<T[]>({ kind: "all", sql, params });
   }
   /** Each row's first column, from one statement outside a transaction. */
   function column(sql: string, params: readonly unknown[]): Promise<unknown[]> {
-    return dialect.execute<unknown[]>({ kind: "column", sql, params });
+    return dialect.driver.execute<unknown[]>({ kind: "column", sql, params });
   }
   function change(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return dialect.execute<number>({ kind: "run", sql, params });
+    return dialect.driver.execute<number>({ kind: "run", sql, params });
   }
 
   /** The filter's fields as `EXISTS` conditions on `s.id`, beyond the one that drives the scan. */
@@ -88,7 +88,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async getState({ id }, stateKey) {
       await ready();
       const [row] = await query<{ value: string }>(
-        `SELECT ${dialect.jsonText("value")} AS value FROM ${t.state} WHERE session_id = ? AND name = ? AND NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`,
+        `SELECT ${dialect.forms.jsonText("value")} AS value FROM ${t.state} WHERE session_id = ? AND name = ? AND NOT EXISTS (SELECT 1 FROM ${t.sessions} WHERE id = ? AND NOT ${alive()})`,
         [id, stateKey, id],
       );
       return row?.value;
@@ -97,7 +97,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
     async getAllState({ id }) {
       await ready();
       const rows = await query<{ name: string; value: string }>(
-        `SELECT st.name, ${dialect.jsonText("st.value")} AS value FROM ${t.state} st JOIN ${t.sessions} s ON s.id = st.session_id WHERE s.id = ? AND ${alive("s.expires_at")}`,
+        `SELECT st.name, ${dialect.forms.jsonText("st.value")} AS value FROM ${t.state} st JOIN ${t.sessions} s ON s.id = st.session_id WHERE s.id = ? AND ${alive("s.expires_at")}`,
         [id],
       );
       return rows.map((row) => [row.name, row.value] as const);
@@ -119,12 +119,12 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
     async replaceTail({ key, id }, tail, fence) {
       await ready();
-      return dialect.transaction(() => replaceTail(dialect, t, writer, key, id, tail, fence));
+      return dialect.driver.transaction(() => replaceTail(dialect, t, writer, key, id, tail, fence));
     },
 
     async trim({ id }, oldest) {
       await ready();
-      return dialect.transaction(function* () {
+      return dialect.driver.transaction(function* () {
         const removed = yield* run(
           `DELETE FROM ${t.messages} WHERE session_id = ? AND seq IN (SELECT seq FROM (SELECT seq FROM ${t.messages} WHERE session_id = ? ORDER BY seq LIMIT ?) AS oldest)`,
           [id, id, oldest],
@@ -136,7 +136,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
 
     async clear({ id }) {
       await ready();
-      await dialect.transaction(function* () {
+      await dialect.driver.transaction(function* () {
         yield* run(`DELETE FROM ${t.locks} WHERE session_id = ?`, [id]);
         yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
       });
@@ -179,22 +179,22 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       // take a lock or pass its fence while the erasure runs, and a save already past its
       // fence ends before the erasure starts (and is erased with the rest). Otherwise a
       // turn that created a session under its lock while this ran could keep that lock.
-      const deleted = await dialect.transaction(function* () {
-        if (dialect.freezeTable) yield* run(dialect.freezeTable(t.locks), []);
-        const erased = dialect.returning
+      const deleted = await dialect.driver.transaction(function* () {
+        if (dialect.forms.freezeTable) yield* run(dialect.forms.freezeTable(t.locks), []);
+        const erased = dialect.features.returning
           ? yield* all<{ id: string }>(`DELETE FROM ${t.sessions} WHERE id IN (${matching}) RETURNING id`, params)
-          : yield* all<{ id: string }>(`${matching}${dialect.forUpdate}`, params);
-        for (let from = 0; from < erased.length; from += dialect.maxParams) {
-          const ids = erased.slice(from, from + dialect.maxParams).map((row) => row.id);
+          : yield* all<{ id: string }>(`${matching}${dialect.forms.forUpdate}`, params);
+        for (let from = 0; from < erased.length; from += dialect.features.maxParams) {
+          const ids = erased.slice(from, from + dialect.features.maxParams).map((row) => row.id);
           const list = ids.map(() => "?").join(", ");
           // Without RETURNING (MySQL), the matching rows were read and locked first, then go here.
-          if (!dialect.returning) yield* run(`DELETE FROM ${t.sessions} WHERE id IN (${list})`, ids);
+          if (!dialect.features.returning) yield* run(`DELETE FROM ${t.sessions} WHERE id IN (${list})`, ids);
           yield* run(`DELETE FROM ${t.locks} WHERE session_id IN (${list})`, ids);
         }
         return erased.length;
       });
       recall?.forget(); // nothing of an erased session stays held in this process
-      await dialect.afterErase();
+      await dialect.driver.afterErase();
       return deleted;
     },
 
@@ -223,7 +223,7 @@ export function createSqlStore(name: string, dialect: SqlDialect, options: SqlSt
       closed = true;
       isReady = false;
       recall?.forget();
-      await dialect.close();
+      await dialect.driver.close();
     },
   };
 

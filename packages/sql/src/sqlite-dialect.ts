@@ -2,9 +2,9 @@ import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { MemoriaError, StoreUnavailableError } from "@memoria/core";
 import { loadPeerDependency } from "@memoria/core/store-kit";
-import { Rollback, type SqlDialect, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
+import { Rollback, type SqlDialect, type SqlDriver, type SqlProgram, type SqlStep, driveSync } from "./sql-dialect.js";
 import { type HeldRecallOptions, recallCacheBytesOf } from "./recall-scope-cache.js";
-import { standardForms } from "./sql-forms.js";
+import { type SqlForms, standardForms } from "./sql-forms.js";
 import { type SqlHistoryStore, type SqlStoreOptions, createSqlStore } from "./sql-store.js";
 
 /** The parts of a better-sqlite3 `Database` the store uses. */
@@ -212,9 +212,8 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     });
   }
 
-  return {
+  const forms: SqlForms = {
     ...standardForms("sqlite"),
-    engine: "sqlite",
     jsonType: "TEXT",
     blobType: "BLOB",
     vectorDistance(column) {
@@ -223,11 +222,10 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
     },
     jsonText: (column) => column,
     nowMs: "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
-    maxParams: 32_766,
     lockSchema: LOCK_SCHEMA,
     forUpdate: "",
-    windowsByRange: true,
-    recallCacheBytes,
+  };
+  const driver: SqlDriver = {
     // The log still holds the erased rows' frames until a checkpoint copies it into the
     // database (where secure_delete zeroed them) and truncates it.
     afterErase: () =>
@@ -247,6 +245,7 @@ function sqliteDialect(options: SqliteStoreOptions): SqlDialect {
       });
     },
   };
+  return { engine: "sqlite", driver, forms, features: { maxParams: 32_766, returning: true, windowsByRange: true, recallCacheBytes } };
 }
 
 /**

@@ -10,7 +10,7 @@ import { type SqlDialect, type SqlStep, all } from "./sql-dialect.js";
  * Times come from the database's clock, so app servers with skewed clocks agree on
  * expiry. The kit (`defineStore`) polls, renews and releases it through these calls.
  *
- * Where the engine sends statements in one trip (`dialect.inOneTrip`), a try can also
+ * Where the engine sends statements in one trip (`dialect.driver.inOneTrip`), a try can also
  * read the session in that trip (`takeAndRead`), after the try and in a snapshot of
  * its own, so the read sees every turn stored before the lock was taken
  * (`lockedReads`: reads that return rows only to the lock's owner, so a try that
@@ -25,15 +25,16 @@ export function tableLock(
   ready: () => Promise<void>,
   lockedReads?: ReadStatements,
 ): EngineLock {
-  const change = (sql: string, params: unknown[]) => dialect.execute<number>({ kind: "run", sql, params });
+  const change = (sql: string, params: unknown[]) => dialect.driver.execute<number>({ kind: "run", sql, params });
   const takeStep: SqlStep = { kind: "run", sql: takeStatement(dialect, t, ttlMs), params: [id, owner] };
-  const send = dialect.inOneTrip?.bind(dialect);
+  const send = dialect.driver.inOneTrip?.bind(dialect);
   const lock: EngineLock = {
     async take() {
       await ready();
-      return (await dialect.execute<number>(takeStep)) > 0;
+      return (await dialect.driver.execute<number>(takeStep)) > 0;
     },
-    renew: async () => (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
+    renew: async () =>
+      (await change(`UPDATE ${t.locks} SET expires_at = ${dialect.forms.nowMs} + ${ttlMs} WHERE session_id = ? AND owner = ?`, [id, owner])) === 1,
     async release() {
       await change(releaseStatement(t), [id, owner]);
     },
@@ -62,15 +63,15 @@ export function tableLock(
  * assignment of the same upsert.
  */
 function takeStatement(dialect: SqlDialect, t: Tables, ttlMs: number): string {
-  const insert = `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.nowMs} + ${ttlMs})`;
-  if (!dialect.returning) {
+  const insert = `INSERT INTO ${t.locks} (session_id, owner, expires_at) VALUES (?, ?, ${dialect.forms.nowMs} + ${ttlMs})`;
+  if (!dialect.features.returning) {
     return `${insert} ON DUPLICATE KEY UPDATE
-         owner = IF(expires_at <= ${dialect.nowMs} OR owner = VALUES(owner), VALUES(owner), owner),
+         owner = IF(expires_at <= ${dialect.forms.nowMs} OR owner = VALUES(owner), VALUES(owner), owner),
          expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)`;
   }
   return `${insert}
          ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE ${t.locks}.expires_at <= ${dialect.nowMs} OR ${t.locks}.owner = excluded.owner`;
+         WHERE ${t.locks}.expires_at <= ${dialect.forms.nowMs} OR ${t.locks}.owner = excluded.owner`;
 }
 
 /**
@@ -94,6 +95,6 @@ export function releaseStatement(t: Tables): string {
  */
 export function* checkFence(dialect: SqlDialect, t: Tables, key: SessionKey, id: string, token: string | undefined): Generator<SqlStep, void, unknown> {
   if (token === undefined) return;
-  const held = yield* all(`SELECT owner FROM ${t.locks} WHERE session_id = ? AND owner = ?${dialect.forUpdate}`, [id, token]);
+  const held = yield* all(`SELECT owner FROM ${t.locks} WHERE session_id = ? AND owner = ?${dialect.forms.forUpdate}`, [id, token]);
   if (held.length === 0) throw new LockLostError(key);
 }

@@ -24,9 +24,9 @@ export function* replaceTail(
   token: string | undefined,
 ): Generator<SqlStep, number, unknown> {
   yield* checkFence(dialect, t, key, id, token);
-  const alive = `(expires_at IS NULL OR expires_at > ${dialect.nowMs})`;
+  const alive = `(expires_at IS NULL OR expires_at > ${dialect.forms.nowMs})`;
   const [row] = yield* all<{ message_count: number | string; next_seq: number | string }>(
-    `SELECT message_count, next_seq FROM ${t.sessions} WHERE id = ? AND ${alive}${dialect.forUpdate}`,
+    `SELECT message_count, next_seq FROM ${t.sessions} WHERE id = ? AND ${alive}${dialect.forms.forUpdate}`,
     [id],
   );
   const found = row ? Number(row.message_count) : 0;
@@ -43,7 +43,7 @@ export function* replaceTail(
   const end = yield* writer.upsertSession(key, id, n);
   yield* run(`UPDATE ${t.sessions} SET message_count = ? WHERE id = ?`, [tail.from + n, id]);
   const turnId = randomId("edit.");
-  const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
+  const rowsPerStatement = Math.floor(dialect.features.maxParams / ROW_PARAMS);
   for (let from = 0; from < n; from += rowsPerStatement) {
     const chunk = tail.payloads.slice(from, from + rowsPerStatement);
     const first = end - n + from;

@@ -5,7 +5,7 @@ import { oneTripAppend } from "./mysql-one-trip.js";
 import { type AppendRequest, type OneStatementOutcome, oneStatementAppend } from "./one-statement-append.js";
 import { oneStatementStates } from "./one-statement-states.js";
 import type { Tables } from "./schema.js";
-import { Rollback, type SqlDialect, type SqlStep, all, run } from "./sql-dialect.js";
+import { Rollback, type SqlDialect, type SqlDriver, type SqlStep, all, run } from "./sql-dialect.js";
 import { checkFence, releaseStatement } from "./table-lock.js";
 
 const ROW_PARAMS = 4;
@@ -21,7 +21,7 @@ export interface TurnWriter {
 }
 
 export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undefined): TurnWriter {
-  const now = dialect.nowMs;
+  const now = dialect.forms.nowMs;
   const alive = (column: string) => `(${column} IS NULL OR ${column} > ${now})`;
 
   const setExpiry = ttlMs === undefined ? "NULL" : `${now} + ${ttlMs}`;
@@ -73,7 +73,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
    * (two on MySQL).
    */
   function* upsertSession(key: SessionKey, id: string, count: number): Generator<SqlStep, number, unknown> {
-    const upsert = dialect.returning ? conditionalUpsert : upsertThenRead;
+    const upsert = dialect.features.returning ? conditionalUpsert : upsertThenRead;
     let end = yield* upsert(key, id, count);
     if (end === undefined) {
       yield* run(`DELETE FROM ${t.sessions} WHERE id = ?`, [id]);
@@ -83,7 +83,7 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
       // Possibly new (a session with only state also has end 0): its key fields, once.
       const fields = Object.keys(key);
       yield* run(
-        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")}${dialect.skipExisting("field")}`,
+        `INSERT INTO ${t.fields} (session_id, field, value) VALUES ${fields.map(() => "(?, ?, ?)").join(", ")}${dialect.forms.skipExisting("field")}`,
         fields.flatMap((field) => [id, field, key[field]]),
       );
     }
@@ -101,9 +101,9 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   ): Generator<SqlStep, TurnAppendResult, unknown> {
     yield* checkFence(dialect, t, key, id, token);
     const end = yield* upsertSession(key, id, payloads.length);
-    const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.skipExisting("turn_id")}`, [id, turnId]);
+    const inserted = yield* run(`INSERT INTO ${t.turns} (session_id, turn_id) VALUES (?, ?)${dialect.forms.skipExisting("turn_id")}`, [id, turnId]);
     if (inserted === 0) throw new Rollback({ appended: false }); // this turn is stored already
-    const rowsPerStatement = Math.floor(dialect.maxParams / ROW_PARAMS);
+    const rowsPerStatement = Math.floor(dialect.features.maxParams / ROW_PARAMS);
     for (let from = 0; from < payloads.length; from += rowsPerStatement) {
       const chunk = payloads.slice(from, from + rowsPerStatement);
       const first = end - payloads.length + from;
@@ -125,54 +125,59 @@ export function turnWriter(dialect: SqlDialect, t: Tables, ttlMs: number | undef
   ): Generator<SqlStep, void, unknown> {
     yield* checkFence(dialect, t, key, id, token);
     yield* upsertSession(key, id, 0);
-    const rowsPerStatement = Math.floor(dialect.maxParams / 3);
+    const rowsPerStatement = Math.floor(dialect.features.maxParams / 3);
     for (let from = 0; from < entries.length; from += rowsPerStatement) {
       const chunk = entries.slice(from, from + rowsPerStatement);
       yield* run(
-        `INSERT INTO ${t.state} (session_id, name, value) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}${dialect.upsert(["session_id", "name"], ["value"])}`,
+        `INSERT INTO ${t.state} (session_id, name, value) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}${dialect.forms.upsert(["session_id", "name"], ["value"])}`,
         chunk.flatMap(([name, text]) => [id, name, text]),
       );
     }
   }
 
-  /**
-   * The append as one statement (PostgreSQL) or one script (MySQL), where the dialect
-   * writes so; undefined where it does not, or when the script met a turn id another
-   * transaction inserted meanwhile (nothing written): the transaction then runs.
-   */
-  async function appendInOne(request: AppendRequest): Promise<OneStatementOutcome | undefined> {
-    if (dialect.writesInOneStatement) {
-      const statement = oneStatementAppend(t, now, ttlMs, request);
-      const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
-      return statement.outcome(row);
-    }
-    if (!dialect.script) return undefined;
-    const script = oneTripAppend(t, now, ttlMs, dialect.maxParams, request);
-    const results = await dialect.script(script.sql, script.params);
+  /** The append as one statement (PostgreSQL). */
+  async function statementAppend(request: AppendRequest): Promise<OneStatementOutcome> {
+    const statement = oneStatementAppend(t, now, ttlMs, request);
+    const [row] = await dialect.driver.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
+    return statement.outcome(row);
+  }
+
+  /** The append as one script (MySQL); undefined when it met a turn id another transaction inserted meanwhile (nothing written). */
+  async function scriptAppend(request: AppendRequest): Promise<OneStatementOutcome | undefined> {
+    const script = oneTripAppend(t, now, ttlMs, dialect.features.maxParams, request);
+    const results = await (dialect.driver.script as NonNullable<SqlDriver["script"]>)(script.sql, script.params);
     return results && script.outcome(results);
   }
+
+  /**
+   * The dialect's append in one round trip, chosen once: a statement, a script, or
+   * none (SQLite, whose transaction runs in the process). The transaction
+   * (`appendTurn`) runs where there is none, and where one found the session expired
+   * or gave no outcome.
+   */
+  const appendInOne = dialect.features.writesInOneStatement ? statementAppend : dialect.driver.script ? scriptAppend : undefined;
 
   return {
     upsertSession,
     async setStates(key, id, entries, token) {
-      if (dialect.writesInOneStatement) {
+      if (dialect.features.writesInOneStatement) {
         const statement = oneStatementStates(t, now, ttlMs, key, id, entries, token);
-        const [row] = await dialect.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
+        const [row] = await dialect.driver.execute<Record<string, unknown>[]>({ kind: "all", sql: statement.sql, params: statement.params });
         const outcome = statement.outcome(row);
         if (!outcome.expired) {
           if (outcome.lockLost) throw new LockLostError(key);
           return;
         }
       }
-      await dialect.transaction(() => writeStates(key, id, entries, token));
+      await dialect.driver.transaction(() => writeStates(key, id, entries, token));
     },
     async append(key, id, payloads, turnId, token, release) {
-      const outcome = await appendInOne({ key, id, payloads, turnId, token, release });
+      const outcome = appendInOne && (await appendInOne({ key, id, payloads, turnId, token, release }));
       if (outcome && !outcome.expired) {
         if (outcome.lockLost) throw new LockLostError(key);
         return outcome.released ? { appended: outcome.appended, released: true } : { appended: outcome.appended };
       }
-      return dialect.transaction(() => appendTurn(key, id, payloads, turnId, token, release));
+      return dialect.driver.transaction(() => appendTurn(key, id, payloads, turnId, token, release));
     },
   };
 }
