@@ -1,8 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage } from "@langchain/core/messages";
 import { defineStore } from "@memoria/core/store-kit";
+import { encryptStore, guardStore, redactStore } from "@memoria/privacy";
 import { runHistoryStoreSuite } from "@memoria/testkit";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
@@ -76,6 +78,24 @@ describe("capabilities the kit declares from an engine's calls", () => {
     expect(store.recallIndex()).toBeUndefined();
     await store.ready();
     await store.close();
+  });
+
+  it("the privacy wrappers over a store that cannot trim: declared so, UNSUPPORTED, and the sealed session unharmed", async () => {
+    const inner = defineStore({ ...sqliteEngine(join(folder, `${crypto.randomUUID()}.db`)), trim: undefined });
+    const sealed = encryptStore(inner, { keys: { A: randomBytes(32) }, activeKeyId: "A" });
+    const key = { sessionId: "s" };
+    for (const wrapper of [sealed, redactStore(sealed), guardStore(sealed, () => true)]) {
+      expect(wrapper.capabilities.trim).toBe(false);
+      await sealed.append(key, [new HumanMessage("one"), new HumanMessage("two")]);
+      // A trim that would empty the session: refused before encryption marks where its positions go on.
+      const state = await inner.getAllState(key);
+      await expect(wrapper.trim(key, { oldest: 10 })).rejects.toMatchObject({ code: "UNSUPPORTED" });
+      expect(await inner.getAllState(key)).toEqual(state); // nothing written
+      await sealed.append(key, [new HumanMessage("three")]);
+      expect((await wrapper.read(key)).map((message) => message.text).slice(-3)).toEqual(["one", "two", "three"]);
+    }
+    expect(await sealed.count(key)).toBe(9);
+    await inner.close();
   });
 });
 

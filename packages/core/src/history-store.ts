@@ -70,8 +70,8 @@ export interface SessionPage {
  * What a store can do beyond what every store does: declared, not left to be
  * guessed from missing calls. Every call of the contract is there on every store;
  * where a capability is false, its call says so (`trim` rejects with
- * `UNSUPPORTED`, `prune` resolves 0). Wrappers hand the inner store's object on as
- * it is. Tests skip by these, saying why.
+ * `UNSUPPORTED`; `prune` has nothing or little to delete). Wrappers hand the inner
+ * store's object on as it is. Tests skip by these, saying why.
  */
 export interface StoreCapabilities {
   /** Sessions expire after `ttlSeconds` without an append. */

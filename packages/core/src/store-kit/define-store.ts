@@ -129,7 +129,7 @@ export function defineStore(engine: StoreEngine): HistoryStore {
     return { lease, payloads };
   }
 
-  const { trim, prune, ready, recallIndex } = engine;
+  const { setStates, trim, prune, ready, recallIndex } = engine;
   const store: HistoryStore = {
     name,
     capabilities: { ...engine.capabilities, trim: trim !== undefined, prune: prune !== undefined },
@@ -261,9 +261,8 @@ export function defineStore(engine: StoreEngine): HistoryStore {
       const session = writing(key, options);
       if (entries.length === 0) return; // nothing to write: no session made for it
       const fence = fenceOf(options);
-      const setStates = engine.setStates?.bind(engine);
       if (setStates) {
-        fenced(session, await ask(() => setStates(session, entries, fence), true));
+        fenced(session, await ask(() => setStates.call(engine, session, entries, fence), true));
         return;
       }
       // One value at a time, in order, where the engine cannot write several in one step.
